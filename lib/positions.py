@@ -1,0 +1,134 @@
+"""Position information: self-attention alone is blind to order.
+
+Four ways to give it back, selectable by name in ``TransformerConfig.position``:
+
+- ``"sinusoidal"``: fixed absolute encodings added to the embeddings (Vaswani et al., 2017);
+- ``"learned"``: a learned absolute embedding per position, added to the embeddings;
+- ``"relative"``: learned embeddings of the clipped distance ``j - i`` inside every
+  attention layer (Shaw et al., 2018);
+- ``"rotary"``: queries and keys rotated by an angle proportional to their position,
+  so that ``q_i · k_j`` depends only on ``i - j`` (RoPE, Su et al., 2021);
+- ``"none"``: no position information at all (the model is permutation-equivariant).
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import Tensor, nn
+
+POSITIONS = ("sinusoidal", "learned", "relative", "rotary", "none")
+
+
+def _check_length(T: int, offset: int, max_len: int) -> None:
+    if offset + T > max_len:
+        raise ValueError(
+            f"sequence of length {T} at offset {offset} is longer than max_len={max_len}"
+        )
+
+
+class SinusoidalPositionalEncoding(nn.Module):
+    r"""Fixed sinusoidal encodings, added to the token embeddings.
+
+    .. math::
+        PE_{(p, 2i)} = \sin(p / 10000^{2i/d}), \qquad PE_{(p, 2i+1)} = \cos(p / 10000^{2i/d})
+
+    ``forward(x [B, T, d], offset=0) -> x + PE[offset : offset + T]``.
+    The table itself is the buffer ``pe`` of shape ``[max_len, d]``.
+    """
+
+    def __init__(self, d_model: int, max_len: int = 5000):
+        super().__init__()
+        self.max_len = max_len
+        position = torch.arange(max_len, dtype=torch.float32)[:, None]          # [max_len, 1]
+        inv_freq = torch.exp(torch.arange(0, d_model, 2) * (-math.log(10000.0) / d_model))
+        pe = torch.zeros(max_len, d_model)
+        pe[:, 0::2] = torch.sin(position * inv_freq)
+        pe[:, 1::2] = torch.cos(position * inv_freq[: d_model // 2])
+        self.register_buffer("pe", pe, persistent=False)
+
+    def forward(self, x: Tensor, offset: int = 0) -> Tensor:
+        _check_length(x.size(1), offset, self.max_len)
+        return x + self.pe[offset : offset + x.size(1)].to(x.dtype)
+
+
+class LearnedPositionalEmbedding(nn.Module):
+    """A learned vector per absolute position, added to the token embeddings.
+
+    ``forward(x [B, T, d], offset=0) -> x + P[offset : offset + T]`` with ``P`` an
+    ``nn.Embedding(max_len, d)``.  It cannot say anything about positions it never saw.
+    """
+
+    def __init__(self, max_len: int, d_model: int):
+        super().__init__()
+        self.max_len = max_len
+        self.embedding = nn.Embedding(max_len, d_model)
+        nn.init.normal_(self.embedding.weight, std=0.02)
+
+    def forward(self, x: Tensor, offset: int = 0) -> Tensor:
+        _check_length(x.size(1), offset, self.max_len)
+        positions = torch.arange(offset, offset + x.size(1), device=x.device)
+        return x + self.embedding(positions)
+
+
+class RelativePositionEmbedding(nn.Module):
+    r"""Relative position representations (Shaw et al., 2018), one per attention layer.
+
+    The distance ``j - i`` is clipped to ``[-k, k]`` and looked up in two tables,
+    ``a^K`` and ``a^V`` of shape ``[2k + 1, d_head]``:
+
+    .. math::
+        e_{ij} = \frac{q_i \cdot (k_j + a^K_{ij})}{\sqrt{d_k}}, \qquad
+        z_i = \sum_j \alpha_{ij} (v_j + a^V_{ij})
+
+    ``forward(T_q, T_k) -> (a_K [T_q, T_k, d_head], a_V [T_q, T_k, d_head])``.
+    Queries are taken to be the *last* ``T_q`` of the ``T_k`` positions (true for
+    self-attention, with or without a key/value cache).
+    """
+
+    def __init__(self, d_head: int, max_distance: int = 16):
+        super().__init__()
+        self.max_distance = max_distance
+        self.key = nn.Embedding(2 * max_distance + 1, d_head)
+        self.value = nn.Embedding(2 * max_distance + 1, d_head)
+        nn.init.normal_(self.key.weight, std=0.02)
+        nn.init.normal_(self.value.weight, std=0.02)
+
+    def forward(self, T_q: int, T_k: int) -> tuple[Tensor, Tensor]:
+        device = self.key.weight.device
+        q_pos = torch.arange(T_k - T_q, T_k, device=device)
+        k_pos = torch.arange(T_k, device=device)
+        distance = (k_pos[None, :] - q_pos[:, None]).clamp(-self.max_distance, self.max_distance)
+        index = distance + self.max_distance                                    # [T_q, T_k]
+        return self.key(index), self.value(index)
+
+
+class RotaryEmbedding(nn.Module):
+    r"""Rotary position embedding (RoPE, Su et al., 2021).
+
+    Each pair of features ``(x_{2i}, x_{2i+1})`` of a query or key at position ``m``
+    is rotated by the angle ``m θ_i`` with ``θ_i = base^{-2i/d}``:
+
+    .. math::
+        \begin{pmatrix} x'_{2i} \\ x'_{2i+1} \end{pmatrix} =
+        \begin{pmatrix} \cos m\theta_i & -\sin m\theta_i \\ \sin m\theta_i & \cos m\theta_i \end{pmatrix}
+        \begin{pmatrix} x_{2i} \\ x_{2i+1} \end{pmatrix}
+
+    so that ``q'_m · k'_n`` depends on ``m - n`` only.  It has no parameters.
+
+    ``forward(x [..., T, d_head], positions [T]) -> rotated x``.
+    """
+
+    def __init__(self, d_head: int, base: float = 10000.0):
+        super().__init__()
+        if d_head % 2:
+            raise ValueError(f"rotary embeddings need an even d_head, got d_head={d_head}")
+        inv_freq = base ** (-torch.arange(0, d_head, 2, dtype=torch.float32) / d_head)
+        self.register_buffer("inv_freq", inv_freq, persistent=False)
+
+    def forward(self, x: Tensor, positions: Tensor) -> Tensor:
+        angle = positions.to(self.inv_freq.dtype)[:, None] * self.inv_freq       # [T, d/2]
+        cos, sin = angle.cos().to(x.dtype), angle.sin().to(x.dtype)
+        x_even, x_odd = x[..., 0::2], x[..., 1::2]
+        rotated = torch.stack((x_even * cos - x_odd * sin, x_even * sin + x_odd * cos), dim=-1)
+        return rotated.flatten(-2)

@@ -1,0 +1,87 @@
+"""Masks do what they promise: no peeking ahead, no attending to padding, never NaN."""
+import pytest
+import torch
+
+from lib import (
+    DecoderOnlyLM,
+    MultiHeadAttention,
+    Transformer,
+    TransformerConfig,
+    causal_mask,
+    padding_mask,
+    scaled_dot_product_attention,
+)
+
+POSITIONS = ["sinusoidal", "learned", "relative", "rotary", "none"]
+
+
+def small_config(position="sinusoidal", norm_first=False, **kw):
+    return TransformerConfig(16, 16, d_model=32, n_heads=4, n_encoder_layers=2, n_decoder_layers=2,
+                             d_ff=64, dropout=0.0, position=position, norm_first=norm_first, **kw)
+
+
+def test_mask_helpers():
+    assert causal_mask(3).tolist() == [[True, False, False], [True, True, False], [True, True, True]]
+    tokens = torch.tensor([[5, 6, 0], [7, 0, 0]])
+    mask = padding_mask(tokens, pad_id=0)
+    assert mask.shape == (2, 1, 1, 3) and mask.dtype == torch.bool
+    assert mask[:, 0, 0].tolist() == [[True, True, False], [True, False, False]]
+
+
+@pytest.mark.parametrize("position", POSITIONS)
+def test_future_tokens_never_change_earlier_outputs(position):
+    torch.manual_seed(0)
+    model = Transformer(small_config(position)).eval()
+    lm = DecoderOnlyLM(16, 32, 4, 2, dropout=0.0, position=position).eval()
+    src = torch.randint(3, 16, (2, 6))
+    tgt = torch.randint(3, 16, (2, 8))
+    changed = tgt.clone()
+    changed[:, 5:] = torch.randint(3, 16, (2, 3))
+    with torch.no_grad():
+        a, b = model(src, tgt), model(src, changed)
+        c, d = lm(tgt), lm(changed)
+    torch.testing.assert_close(a[:, :5], b[:, :5], atol=1e-5, rtol=0)
+    torch.testing.assert_close(c[:, :5], d[:, :5], atol=1e-5, rtol=0)
+    assert not torch.allclose(a[:, 5:], b[:, 5:])          # the later outputs do see them
+
+
+@pytest.mark.parametrize("position", POSITIONS)
+def test_padding_never_changes_non_pad_outputs(position):
+    torch.manual_seed(0)
+    model = Transformer(small_config(position)).eval()
+    src = torch.randint(3, 16, (1, 5))
+    padded = torch.cat([src, torch.zeros(1, 4, dtype=torch.long)], dim=1)
+    tgt = torch.randint(3, 16, (1, 4))
+    with torch.no_grad():
+        torch.testing.assert_close(model.encode(padded)[:, :5], model.encode(src), atol=1e-5, rtol=0)
+        torch.testing.assert_close(model(padded, tgt), model(src, tgt), atol=1e-5, rtol=0)
+
+
+@pytest.mark.parametrize("need_weights", [True, False])
+def test_fully_masked_rows_give_zeros_and_finite_gradients(need_weights):
+    torch.manual_seed(0)
+    mha = MultiHeadAttention(16, 2)
+    x = torch.randn(2, 4, 16, requires_grad=True)
+    mask = torch.ones(2, 1, 4, 4, dtype=torch.bool)
+    mask[0, :, 1] = False                      # query 1 of example 0 may attend to nothing
+    out, weights = mha(x, x, x, mask, need_weights=need_weights)
+    out.sum().backward()
+    assert torch.isfinite(out).all() and torch.isfinite(x.grad).all()
+    expected_row = mha.out_proj.bias          # zero attention output, then W^O and its bias
+    torch.testing.assert_close(out[0, 1], expected_row.detach(), atol=1e-6, rtol=0)
+    if need_weights:
+        assert (weights[0, :, 1] == 0).all()
+
+    q = torch.randn(1, 3, 8, requires_grad=True)
+    all_masked = torch.zeros(3, 3, dtype=torch.bool)
+    z, w = scaled_dot_product_attention(q, q, q, all_masked)
+    z.sum().backward()
+    assert (z == 0).all() and (w == 0).all() and torch.isfinite(q.grad).all()
+
+
+def test_masked_keys_get_exactly_zero_weight():
+    torch.manual_seed(0)
+    q, k, v = torch.randn(1, 2, 5, 4) * 30, torch.randn(1, 2, 5, 4) * 30, torch.randn(1, 2, 5, 4)
+    _, w = scaled_dot_product_attention(q, k, v, causal_mask(5))
+    assert (w[..., ~causal_mask(5)] == 0).all()
+    torch.testing.assert_close(w.sum(-1), torch.ones(1, 2, 5))

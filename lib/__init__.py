@@ -5,6 +5,17 @@ Chapters import everything from here::
     from lib import MultiHeadAttention, Transformer, TransformerConfig, make_task, train
 """
 from .attention import KVCache, MultiHeadAttention, record_attention, scaled_dot_product_attention
+from .data import (
+    Batch,
+    LMBatch,
+    Seq2SeqDataset,
+    TaskStream,
+    Vocab,
+    collate,
+    make_task,
+    task_batches,
+    to_lm_batch,
+)
 from .decoding import beam_search, generate_tokens, greedy_decode
 from .layers import DecoderLayer, EncoderLayer, FeedForward
 from .lm import DecoderOnlyLM
@@ -15,6 +26,10 @@ from .positions import (
     RotaryEmbedding,
     SinusoidalPositionalEncoding,
 )
+from .plots import plot_attention, plot_attention_grid, plot_history, set_theme
+from .rnn import AdditiveAttention, Seq2SeqRNN
+from .train import History, evaluate, lm_loss, noam_lr, seq2seq_loss, train, warmup_schedule
 from .transformer import Transformer, TransformerConfig
+from .utils import default_device, seed_everything, show_source
 
 __version__ = "0.1.0"

@@ -1,0 +1,132 @@
+"""The RNN baselines of the lecture: an LSTM encoder-decoder, with and without attention.
+
+Without attention the decoder sees the source only through the encoder's final state, one
+fixed-size vector (the *bottleneck*).  With attention every decoder state ``s_t`` looks back at
+all encoder states ``h_1 … h_S`` (Bahdanau et al., 2015; Luong et al., 2015):
+
+.. math::
+    e_{t,i} = \\mathrm{score}(s_t, h_i), \\qquad \\alpha_t = \\mathrm{softmax}(e_t), \\qquad
+    c_t = \\sum_i \\alpha_{t,i} h_i, \\qquad p(y_t) = \\mathrm{softmax}(W [s_t; c_t])
+"""
+from __future__ import annotations
+
+import torch
+from torch import Tensor, nn
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+from .attention import scaled_dot_product_attention
+from .masks import padding_mask
+
+RNN_ATTENTION = (None, "additive", "dot")
+
+
+class AdditiveAttention(nn.Module):
+    r"""Additive (Bahdanau) attention: a one-hidden-layer network scores each key.
+
+    .. math::
+        e_{t,i} = v^\top \tanh(W_q s_t + W_k h_i)
+
+    ``forward(query [B, T, d_q], keys [B, S, d_k], values [B, S, d_v], mask=None)
+    -> (context [B, T, d_v], weights [B, T, S])``; ``mask`` is bool, ``True`` = may attend,
+    broadcasting to ``[B, T, S]``.
+    """
+
+    def __init__(self, d_query: int, d_key: int, d_attn: int | None = None):
+        super().__init__()
+        d_attn = d_attn or d_key
+        self.w_q = nn.Linear(d_query, d_attn, bias=False)
+        self.w_k = nn.Linear(d_key, d_attn, bias=True)
+        self.v = nn.Linear(d_attn, 1, bias=False)
+
+    def forward(self, query: Tensor, keys: Tensor, values: Tensor, mask: Tensor | None = None):
+        # [B, T, 1, d_attn] + [B, 1, S, d_attn] -> scores [B, T, S]
+        scores = self.v(torch.tanh(self.w_q(query)[:, :, None] + self.w_k(keys)[:, None])).squeeze(-1)
+        if mask is not None:
+            scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
+        weights = scores.softmax(dim=-1)
+        if mask is not None:
+            weights = weights * mask
+        return weights @ values, weights
+
+
+class Seq2SeqRNN(nn.Module):
+    """LSTM encoder-decoder: ``forward(src [B, S], tgt_in [B, T]) -> logits [B, T, V_tgt]``.
+
+    - ``attention=None``: the decoder starts from the encoder's final state and never sees the
+      source again — all of it must pass through one ``d_hidden``-sized vector.
+    - ``attention="additive"`` (Bahdanau) or ``"dot"`` (Luong, ``e = s_t · h_i``): every decoder
+      state attends over all encoder states; the output layer sees ``[s_t; c_t]``.
+
+    After a forward pass with attention, ``last_attention`` holds the weights ``[B, T, S]``.
+    The decoder is teacher-forced and vectorised over time (no input feeding), so training is fast.
+    """
+
+    def __init__(
+        self,
+        vocab_size: int,
+        d_hidden: int,
+        attention: str | None = None,
+        tgt_vocab_size: int | None = None,
+        d_embed: int | None = None,
+        pad_id: int = 0,
+    ):
+        super().__init__()
+        if attention not in RNN_ATTENTION:
+            raise ValueError(f"attention={attention!r} is unknown; expected one of {list(RNN_ATTENTION)}")
+        for name, value in (("vocab_size", vocab_size), ("d_hidden", d_hidden)):
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"{name}={value!r} must be a positive int")
+        tgt_vocab_size = tgt_vocab_size or vocab_size
+        d_embed = d_embed or d_hidden
+        self.attention_kind, self.pad_id = attention, pad_id
+        self.src_vocab_size, self.tgt_vocab_size = vocab_size, tgt_vocab_size
+        self.src_embed = nn.Embedding(vocab_size, d_embed, padding_idx=pad_id)
+        self.tgt_embed = nn.Embedding(tgt_vocab_size, d_embed, padding_idx=pad_id)
+        self.encoder = nn.LSTM(d_embed, d_hidden, batch_first=True)
+        self.decoder = nn.LSTM(d_embed, d_hidden, batch_first=True)
+        self.attention = AdditiveAttention(d_hidden, d_hidden) if attention == "additive" else None
+        self.out_proj = nn.Linear(2 * d_hidden if attention else d_hidden, tgt_vocab_size)
+        self.last_attention: Tensor | None = None
+
+    def encode(self, src: Tensor) -> tuple[Tensor, tuple[Tensor, Tensor]]:
+        """Encoder states ``h [B, S, d]`` and the final ``(h_S, c_S)`` of each (unpadded) source."""
+        lengths = (src != self.pad_id).sum(dim=1).clamp(min=1).cpu()
+        packed = pack_padded_sequence(self.src_embed(src), lengths, batch_first=True, enforce_sorted=False)
+        states, final = self.encoder(packed)
+        states, _ = pad_packed_sequence(states, batch_first=True, total_length=src.size(1))
+        return states, final
+
+    def decode(self, tgt_in: Tensor, states: Tensor, final, src: Tensor):
+        """Logits ``[B, T, V]`` and the decoder's last LSTM state (to continue decoding)."""
+        s, last = self.decoder(self.tgt_embed(tgt_in), final)               # s: [B, T, d]
+        if self.attention_kind is None:
+            return self.out_proj(s), last
+        mask = padding_mask(src, self.pad_id)[:, 0]                         # [B, 1, S]
+        if self.attention_kind == "additive":
+            context, weights = self.attention(s, states, states, mask)
+        else:
+            context, weights = scaled_dot_product_attention(s, states, states, mask, scale=1.0)
+        self.last_attention = weights.detach()
+        return self.out_proj(torch.cat([s, context], dim=-1)), last
+
+    def forward(self, src: Tensor, tgt_in: Tensor) -> Tensor:
+        states, final = self.encode(src)
+        return self.decode(tgt_in, states, final, src)[0]
+
+    @torch.no_grad()
+    def generate(self, src: Tensor, max_len: int, bos_id: int = 1, eos_id: int = 2) -> Tensor:
+        """Greedy decoding, one token at a time; ``[B, ≤ max_len]`` without ``<bos>``, padded after ``<eos>``."""
+        was_training = self.training
+        self.eval()
+        states, state = self.encode(src)
+        token = torch.full((src.size(0), 1), bos_id, dtype=torch.long, device=src.device)
+        out, done = [], torch.zeros(src.size(0), dtype=torch.bool, device=src.device)
+        for _ in range(max_len):
+            logits, state = self.decode(token, states, state, src)
+            token = logits[:, -1].argmax(dim=-1, keepdim=True)
+            out.append(token.masked_fill(done[:, None], self.pad_id))
+            done |= token[:, 0] == eos_id
+            if bool(done.all()):
+                break
+        self.train(was_training)
+        return torch.cat(out, dim=1)

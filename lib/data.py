@@ -17,6 +17,9 @@ Tasks (see :func:`make_task`):
 - ``"sort"``    ``3 1 4 1 5``  →  ``1 1 3 4 5``
 - ``"dates"``   ``n o v e m b e r   2 9 ,   2 0 2 6``  →  ``2 0 2 6 - 1 1 - 2 9``  (per character)
 - ``"recall"``  ``a 3 c 7 f 1 ? c``  →  ``7``  (associative recall: a long-range dependency)
+
+And one per-token task on points of the plane, :func:`centered_xor_batch`: is each point on the
+same side of its sequence's mean in both coordinates? (It needs attention *and* a nonlinearity.)
 """
 from __future__ import annotations
 
@@ -466,3 +469,52 @@ def task_batches(name: str, batch_size: int, *, seed: int = 0,
                  device: torch.device | str | None = None, **kw) -> TaskStream:
     """An endless iterator of fresh batches of task ``name`` (same keywords as :func:`make_task`)."""
     return TaskStream(name, batch_size, seed=seed, device=device, **kw)
+
+
+# ----------------------------------------------------------------------------------------------
+# A per-token task on continuous inputs: mixing (attention) and a nonlinearity (feed-forward)
+# ----------------------------------------------------------------------------------------------
+
+
+def centered_xor_batch(
+    batch_size: int,
+    seq_len: int = 16,
+    *,
+    offset_std: float = 2.0,
+    seed: int = 0,
+    device: torch.device | str | None = None,
+) -> LMBatch:
+    r"""A batch of the *centered XOR* task: is token ``j`` on the same side of the
+    sequence's mean in both features?
+
+    Each sequence is ``seq_len`` points of the plane around a random centre:
+    ``x_j = μ + ε_j`` with ``μ ~ N(0, offset_std² I)`` (one per sequence) and
+    ``ε_j ~ N(0, I)``. With ``x̄`` the sequence's own mean, token ``j``'s label is
+
+    .. math::
+        y_j = \mathbb{1}\left[(x_{j,1} - \bar x_1)\,(x_{j,2} - \bar x_2) > 0\right],
+
+    the XOR of the two signs of ``x_j - x̄``. A model needs the whole sequence to
+    find ``x̄`` (a job for attention: ``μ`` is random, so ``x_j`` alone says little)
+    *and* a nonlinearity for the XOR, which no linear function of ``(x_j, x̄)``
+    computes. The two classes are equally likely.
+
+    Returns an :class:`LMBatch`: ``input`` holds the features, float ``[B, T, 2]``;
+    ``target`` the labels, long ``[B, T]`` in ``{0, 1}``; ``pad_id`` is ``-100``
+    (no token is padding). So :func:`lib.lm_loss` and :func:`lib.evaluate` apply
+    to a ``model(input) -> logits [B, T, 2]``. The same ``seed`` gives the same
+    batch (generated on the CPU, then moved to ``device``).
+    """
+    _check_int("batch_size", batch_size, minimum=1)
+    _check_int("seq_len", seq_len, minimum=2)
+    _check_int("seed", seed)
+    if isinstance(offset_std, bool) or not isinstance(offset_std, (int, float)):
+        raise TypeError(f"offset_std must be a number, got {offset_std!r} ({type(offset_std).__name__})")
+    if offset_std < 0:
+        raise ValueError(f"offset_std={offset_std!r} must be >= 0")
+    generator = torch.Generator().manual_seed(seed)
+    centre = offset_std * torch.randn(batch_size, 1, 2, generator=generator)  # μ    [B, 1, 2]
+    x = centre + torch.randn(batch_size, seq_len, 2, generator=generator)     # x_j  [B, T, 2]
+    deviation = x - x.mean(dim=1, keepdim=True)                               # x_j - x̄
+    y = (deviation[..., 0] * deviation[..., 1] > 0).long()                    # y_j  [B, T]
+    return LMBatch(x, y, pad_id=-100).to(device)

@@ -1,0 +1,238 @@
+"""The built site, as a reader sees it: every page of the book opened in a real headless Chromium.
+
+`_build/html` (conftest.py's one site build) is served on localhost and every page listed in
+`_toc.yml` is loaded, one after the other, in one Chromium driven by Selenium. On every page:
+
+- the browser console shows no error (a JavaScript exception, a resource that failed to load, ...);
+- MathJax has run: every math element was typeset, none holds a TeX error, and no raw `$$`, `\\(`,
+  `\\[` or `\\begin{` is left in the text;
+- every image has loaded (`complete`, with a non-zero natural width).
+
+On every chapter page, in addition:
+
+- the Colab link is exactly `<colab_url>/github/<org>/<repo>/blob/<branch>/book/<chapter>.ipynb`
+  for this chapter (from `_config.yml`), and that notebook exists in the repository;
+- the repository button links to `repository.url`; the download button's `.ipynb` is served and
+  is this chapter's notebook;
+- every exercise solution is a closed dropdown: its text is hidden until its button is clicked.
+
+Needs Debian's `chromium` and `chromium-driver` (`.ci/run` installs them). Without them the test is
+skipped locally and fails in CI (CI=true). Chromium runs with `--headless --no-sandbox --disable-gpu
+--disable-quic --no-first-run --disable-background-networking --disable-component-update
+--disable-sync` and a fresh `--user-data-dir`: the machines have no internet, and Chromium's own
+background connections would otherwise get in the way.
+"""
+from __future__ import annotations
+
+import functools
+import http.server
+import json
+import re
+import shutil
+import tempfile
+import threading
+import urllib.request
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import HTML, REPO, SiteBuild, skip_or_fail
+
+pytestmark = [pytest.mark.site, pytest.mark.browser]
+
+CHROMIUM = ("/usr/bin/chromium", "chromium", "chromium-browser", "google-chrome")
+DRIVER = ("/usr/bin/chromedriver", "chromedriver")
+CHROMIUM_FLAGS = (
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--disable-dev-shm-usage", "--window-size=1280,900",
+)
+PAGE_TIMEOUT_S = 60
+CHAPTER = re.compile(r"^book/\d\d_[^/]+$")
+
+
+def _toc_docnames() -> list[str]:
+    """Every page of the book, in the order of `_toc.yml` (read at collection time)."""
+    toc = yaml.safe_load((REPO / "_toc.yml").read_text(encoding="utf-8"))
+    found = [toc["root"]]
+
+    def walk(node):
+        if isinstance(node, dict):
+            if "file" in node:
+                found.append(str(node["file"]))
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+
+    walk({k: v for k, v in toc.items() if k != "root"})
+    return [str(Path(d).with_suffix("")) for d in found]
+
+
+PAGES = _toc_docnames()
+
+
+def _find(candidates) -> str | None:
+    for c in candidates:
+        path = shutil.which(c) or (c if Path(c).is_file() else None)
+        if path:
+            return path
+    return None
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):  # keep pytest's output clean
+        pass
+
+
+@pytest.fixture(scope="module")
+def site_url(site_build: SiteBuild):
+    site_build.require_success()
+    handler = functools.partial(_QuietHandler, directory=str(HTML))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    chromium, driver_path = _find(CHROMIUM), _find(DRIVER)
+    if chromium is None or driver_path is None:
+        skip_or_fail("no headless browser: install Debian's chromium and chromium-driver "
+                     "(apt-get install -y chromium chromium-driver)")
+    try:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+    except ImportError:
+        skip_or_fail("selenium is not installed (it is in requirements.txt)")
+    profile = tempfile.mkdtemp(prefix="chromium-profile-")
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for flag in CHROMIUM_FLAGS:
+        options.add_argument(flag)
+    options.add_argument(f"--user-data-dir={profile}")
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    # An explicit driver path: Selenium Manager never tries to download one (there is no internet).
+    driver = webdriver.Chrome(options=options, service=Service(executable_path=driver_path))
+    driver.set_page_load_timeout(PAGE_TIMEOUT_S)
+    driver.set_script_timeout(PAGE_TIMEOUT_S)
+    yield driver
+    driver.quit()
+    shutil.rmtree(profile, ignore_errors=True)
+
+
+# Runs in the page: wait for MathJax (if the page loads it), then report what a reader would see.
+_INSPECT = r"""
+const done = arguments[arguments.length - 1];
+const report = () => {
+  const skip = "pre, code, script, style, textarea, mjx-container, .highlight";
+  const raw = [];
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+    const el = n.parentElement;
+    if (!el || el.closest(skip)) continue;
+    if (/\$\$|\\\(|\\\[|\\begin\{/.test(n.textContent)) raw.push(n.textContent.trim().slice(0, 120));
+  }
+  const math = [...document.querySelectorAll("span.math, div.math")];
+  done({
+    mathjax: !!window.MathJax,
+    math: math.length,
+    typeset: math.filter(m => m.querySelector("mjx-container")).length,
+    errors: [...document.querySelectorAll("mjx-merror")].map(e => e.getAttribute("data-mjx-error") || e.textContent),
+    raw: raw,
+    images: [...document.images].map(i => ({src: i.getAttribute("src"), ok: i.complete && i.naturalWidth > 0})),
+  });
+};
+const start = Date.now();
+const wait = () => {
+  if (document.readyState !== "complete") return setTimeout(wait, 50);
+  if (!document.querySelector("span.math, div.math")) return report();
+  if (window.MathJax && MathJax.startup && MathJax.startup.promise)
+    return MathJax.startup.promise.then(report, e => done({fatal: "MathJax failed: " + e}));
+  if (Date.now() - start > 30000) return report();  // MathJax never loaded: report says so
+  setTimeout(wait, 50);
+};
+wait();
+"""
+
+
+def _console_errors(driver) -> list[str]:
+    return [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+
+
+@pytest.mark.parametrize("docname", PAGES)
+def test_page_renders_cleanly(docname: str, browser, site_url: str) -> None:
+    page = HTML / f"{docname}.html"
+    assert page.is_file(), f"{docname} is in _toc.yml but {page} was not built"
+    browser.get(f"{site_url}/{docname}.html")
+    seen = browser.execute_async_script(_INSPECT)
+    problems = []
+    if "fatal" in seen:
+        problems.append(seen["fatal"])
+    else:
+        if seen["math"] and not seen["mathjax"]:
+            problems.append("the page has math but MathJax did not load")
+        if seen["typeset"] != seen["math"]:
+            problems.append(f"MathJax typeset {seen['typeset']} of {seen['math']} math elements")
+        problems += [f"MathJax error: {e}" for e in seen["errors"]]
+        problems += [f"raw TeX left in the text: {t!r}" for t in seen["raw"]]
+        problems += [f"image did not load: {i['src']}" for i in seen["images"] if not i["ok"]]
+    problems += [f"console error: {m}" for m in _console_errors(browser)]
+    assert not problems, f"{docname}:\n  " + "\n  ".join(problems)
+
+
+def _expected_colab_url(docname: str) -> str:
+    config = yaml.safe_load((REPO / "_config.yml").read_text(encoding="utf-8"))
+    repo = config["repository"]
+    org_repo = re.sub(r"^https?://github\.com/", "", repo["url"].rstrip("/"))
+    colab = config["launch_buttons"]["colab_url"].rstrip("/")
+    path = "/".join(p for p in (repo.get("path_to_book", "").strip("/"), f"{docname}.ipynb") if p)
+    return f"{colab}/github/{org_repo}/blob/{repo.get('branch', 'main')}/{path}"
+
+
+@pytest.mark.parametrize("docname", [d for d in PAGES if CHAPTER.match(d)])
+def test_chapter_buttons_and_solutions(docname: str, browser, site_url: str) -> None:
+    from selenium.webdriver.common.by import By
+
+    browser.get(f"{site_url}/{docname}.html")
+    browser.execute_async_script(_INSPECT)  # the same wait: the page and its scripts are done
+    _console_errors(browser)  # drained: test_page_renders_cleanly reports the page's own errors
+
+    # The Colab link: exactly this chapter's notebook, in the repository _config.yml names.
+    colab = {a.get_attribute("href") for a in browser.find_elements(By.CSS_SELECTOR, "a[href*='colab.research.google.com']")}
+    expected = _expected_colab_url(docname)
+    assert colab == {expected}, f"{docname}: Colab link(s) {sorted(colab)}; expected {expected}"
+    assert (REPO / f"{docname}.ipynb").is_file(), f"the Colab link points at {docname}.ipynb, which does not exist"
+
+    # The repository button.
+    repo_url = yaml.safe_load((REPO / "_config.yml").read_text(encoding="utf-8"))["repository"]["url"].rstrip("/")
+    hrefs = [a.get_attribute("href") for a in browser.find_elements(By.CSS_SELECTOR, "a[href]")]
+    assert any(h.rstrip("/") == repo_url for h in hrefs), f"{docname}: no repository button linking to {repo_url}"
+
+    # The download button: the .ipynb is served, and it is this chapter's notebook.
+    downloads = [h for h in hrefs if h.endswith(f"_sources/{docname}.ipynb")]
+    assert downloads, f"{docname}: no download link to the .ipynb source"
+    with urllib.request.urlopen(downloads[0], timeout=30) as response:
+        served = json.loads(response.read().decode("utf-8"))
+    source = json.loads((REPO / f"{docname}.ipynb").read_text(encoding="utf-8"))
+    assert [c["source"] for c in served["cells"]] == [c["source"] for c in source["cells"]], (
+        f"{docname}: the downloaded notebook is not {docname}.ipynb")
+
+    # Solutions: closed dropdowns whose text shows only after a click on their button.
+    solutions = browser.find_elements(By.CSS_SELECTOR, "div.solution")
+    for sol in solutions:
+        body = [el for el in sol.find_elements(By.XPATH, "./*") if "admonition-title" not in (el.get_attribute("class") or "")]
+        assert "toggle-hidden" in (sol.get_attribute("class") or ""), f"{docname}: a solution is not a closed dropdown"
+        assert body and not any(el.is_displayed() and el.size["height"] > 0 for el in body), (
+            f"{docname}: a closed solution shows its text")
+        # The chevron button on the title's right (the title's text is a link to the exercise).
+        button = sol.find_element(By.CSS_SELECTOR, ".admonition-title button.toggle-button")
+        browser.execute_script("arguments[0].scrollIntoView({block: 'center'});", button)
+        button.click()
+        assert "toggle-hidden" not in (sol.get_attribute("class") or ""), f"{docname}: a solution does not open on click"
+    assert not _console_errors(browser), f"{docname}: console errors while opening the solutions"

@@ -1,0 +1,244 @@
+"""A chapter runs as it would in Google Colab.
+
+A Colab runtime has torch, matplotlib, seaborn, tqdm and ipykernel, and no `lib`; Colab has imported
+`google.colab`. So this test makes a fresh virtual environment with only those packages (pinned as
+requirements.txt pins them), registers it as a Jupyter kernel, and runs a chapter in it, from a
+folder that holds nothing but the notebook:
+
+1. a first, added cell checks that `lib` cannot be imported, puts `google.colab` in `sys.modules`
+   and records the installed versions of the preinstalled packages;
+2. the chapter's own setup cell runs unchanged, except that its install URL points at this clone
+   (`git+file://localhost/...@<lib_ref>` instead of `git+https://github.com/...@<lib_ref>`): `%pip`
+   installs `lib` from git at the pinned ref, as in Colab; an added cell checks that it did;
+3. the whole chapter runs, end to end;
+4. an added cell checks that `lib` came from the new install, and that torch and the other
+   preinstalled packages are the versions they were (Colab's torch is kept);
+5. then, in the same kernel, the code cells of the chapter's *student version* from its first
+   exercise on (tools/student_versions.py): every check cell must fail there, since the solutions
+   are stubs. (That the student version runs up to its exercises is test_student.py's: those cells
+   are the chapter's own, which just ran.)
+
+Where the clone has the ref (the release tag exists), `lib` is installed from that very release, so
+the test also proves that the chapter runs with the `lib` it pins. Before the tag exists, `lib` is
+installed from a snapshot of this working tree, committed and tagged with the ref in a scratch
+repository.
+
+Then the import lines of EVERY chapter are checked against the same environment: a chapter that
+imports something Colab does not have (and `lib` does not bring) fails here.
+
+It executes the cheapest chapter only, by default (`BOOK_TEST_ALL_CHAPTERS=1`: all; see
+conftest.chapters_to_execute). Needs git (Colab installs lib with `%pip install git+...`).
+"""
+from __future__ import annotations
+
+import ast
+import json
+import os
+import shutil
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from conftest import REPO, chapters_to_execute, skip_or_fail
+from tools.common import chapters, first_code_cell, ref_exists, repository
+from tools.student_versions import check_cell_indices, first_exercise_index, student_version
+
+pytestmark = [pytest.mark.colab, pytest.mark.slow]
+
+# What Colab preinstalls that the book needs. Nothing else goes into the environment.
+COLAB_PREINSTALLED = ("torch", "matplotlib", "seaborn", "tqdm", "ipykernel")
+KEPT = COLAB_PREINSTALLED + ("numpy",)  # must be the same versions after lib's install
+KERNEL = "colab-like"
+INSTALL_TIMEOUT_S = 20 * 60
+
+
+def _pins() -> list[str]:
+    """The Colab packages, pinned as requirements.txt pins them (so torch comes from the same wheel)."""
+    pins = {}
+    for line in (REPO / "requirements.txt").read_text().splitlines():
+        line = line.split("#")[0].strip()
+        if "==" in line:
+            name, version = line.split("==", 1)
+            pins[name.strip().lower()] = f"{name.strip()}=={version.strip()}"
+    return [pins.get(name, name) for name in COLAB_PREINSTALLED]
+
+
+def _run(cmd, **kw) -> subprocess.CompletedProcess:
+    proc = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    if proc.returncode != 0:
+        pytest.fail(f"{' '.join(map(str, cmd))} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+    return proc
+
+
+def _kernel_env(venv: Path) -> dict:
+    """The environment of the Colab-like kernel: this venv first on PATH, nothing of the book's."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHONPATH", "VIRTUAL_ENV", "LIB_PROGRESS", "PYTHONHOME")}
+    paths = [p for p in env.get("PATH", "").split(os.pathsep) if not p.startswith(str(Path(sys.prefix)))]
+    env["PATH"] = os.pathsep.join([str(venv / "bin"), *paths])
+    return env
+
+
+@pytest.fixture(scope="module")
+def colab(tmp_path_factory) -> dict:
+    if shutil.which("git") is None:
+        skip_or_fail("git is not installed: Colab's setup cell installs lib with `%pip install git+...`")
+    root = tmp_path_factory.mktemp("colab")
+    venv = root / "venv"
+    _run([sys.executable, "-m", "venv", str(venv)])
+    python = venv / "bin" / "python"
+    # --no-compile: no .pyc for torch's thousands of files now (Python compiles what it imports).
+    _run([str(python), "-m", "pip", "install", "-q", "--no-compile", *_pins()], timeout=INSTALL_TIMEOUT_S)
+    spec = _run([str(python), "-c", "import importlib.util; print(importlib.util.find_spec('lib'))"], cwd=root)
+    assert spec.stdout.strip() == "None", "the fresh environment can already import lib"
+    kernel_dir = root / "jupyter" / "kernels" / KERNEL
+    kernel_dir.mkdir(parents=True)
+    (kernel_dir / "kernel.json").write_text(json.dumps({
+        "argv": [str(python), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "Colab-like", "language": "python",
+    }))
+    return {"root": root, "venv": venv, "python": python, "jupyter_path": root / "jupyter"}
+
+
+def _lib_source(root: Path, ref: str) -> tuple[str, str]:
+    """A git repository that has `ref`, holding lib: this clone if it has the release, else a snapshot."""
+    # file://localhost/...: the pip that `python -m venv` brings (23.x) rejects git+file:///... URLs.
+    if ref_exists(ref, REPO):
+        return f"file://localhost{REPO}", f"the release {ref} of this clone"
+    snap = root / "snapshot"
+    snap.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(REPO / name, snap / name)
+    shutil.copytree(REPO / "lib", snap / "lib", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    git = ["git", "-c", "user.name=test", "-c", "user.email=test@example.com", "-c", "init.defaultBranch=main"]
+    _run(git + ["init", "-q"], cwd=snap)
+    _run(git + ["add", "-A"], cwd=snap)
+    _run(git + ["commit", "-q", "-m", "snapshot of lib"], cwd=snap)
+    _run(git + ["tag", ref], cwd=snap)
+    return f"file://localhost{snap}", f"a snapshot of this working tree's lib, tagged {ref} (the tag is not in this clone yet)"
+
+
+PRELUDE = """\
+# Added by tests/test_colab.py: a fresh Colab runtime.
+import importlib.metadata, importlib.util, sys, types
+assert importlib.util.find_spec("lib") is None, "lib is importable before the setup cell ran"
+sys.modules["google.colab"] = types.ModuleType("google.colab")  # Colab has imported it
+_colab_versions = {name: importlib.metadata.version(name) for name in %r}
+"""
+
+INSTALLED = """\
+# Added by tests/test_colab.py: the setup cell installed lib.
+import importlib, importlib.util
+importlib.invalidate_caches()
+assert importlib.util.find_spec("lib") is not None, "the setup cell did not install lib (see its output)"
+"""
+
+EPILOGUE = """\
+# Added by tests/test_colab.py: lib came from the setup cell; Colab's packages are untouched.
+import importlib, importlib.metadata, json, sys
+importlib.invalidate_caches()
+import lib
+assert lib.__file__.startswith(sys.prefix), f"lib was imported from {lib.__file__}, not installed into {sys.prefix}"
+_after = {name: importlib.metadata.version(name) for name in _colab_versions}
+assert _after == _colab_versions, f"the setup cell changed Colab's packages: {_colab_versions} -> {_after}"
+print(json.dumps({"lib": lib.__file__, "versions": _after}))
+"""
+
+
+def test_chapter_runs_as_in_colab(colab: dict, tmp_path: Path, monkeypatch) -> None:
+    from nbclient import NotebookClient
+
+    selected = chapters_to_execute()
+    if not selected:
+        pytest.skip("no chapters yet")
+    url, ref = repository()
+    local, where = _lib_source(colab["root"], ref)
+    monkeypatch.setenv("JUPYTER_PATH", str(colab["jupyter_path"]))
+    for key, value in _kernel_env(colab["venv"]).items():
+        monkeypatch.setenv(key, value)
+    for key in ("PYTHONPATH", "VIRTUAL_ENV", "LIB_PROGRESS", "PYTHONHOME"):
+        monkeypatch.delenv(key, raising=False)
+
+    for chapter in selected:
+        nb = nbformat.read(chapter, as_version=4)
+        i = first_code_cell(nb)
+        setup = nb.cells[i]
+        pinned = f"git+{url}@{ref}"
+        assert pinned in setup.source, f"{chapter.name}: the setup cell does not install {pinned}"
+        setup.source = setup.source.replace(f"git+{url}@", f"git+{local}@")
+        nb.cells.insert(i + 1, nbformat.v4.new_code_cell(INSTALLED))  # %pip does not raise when it fails
+        nb.cells.insert(0, nbformat.v4.new_code_cell(PRELUDE % (KEPT,)))
+        epilogue = nbformat.v4.new_code_cell(EPILOGUE)
+        nb.cells.append(epilogue)
+        # The student version's exercises, after the chapter: cells that may fail (the stubs raise).
+        student = student_version(nbformat.read(chapter, as_version=4))
+        first = first_exercise_index(student) or len(student.cells)
+        checks = {id(student.cells[j]) for j in check_cell_indices(student) if j >= first}
+        exercise_cells = [c for c in student.cells[first:] if c.cell_type == "code"]
+        for k, cell in enumerate(exercise_cells):
+            cell.metadata["tags"] = [*cell.metadata.get("tags", []), "raises-exception"]
+            cell["id"] = f"student-exercise-{k}"  # the chapter's own cells have the original ids
+        nb.cells += exercise_cells
+        workdir = tmp_path / chapter.stem
+        workdir.mkdir()  # like /content: nothing but the notebook
+        nbformat.write(nb, workdir / chapter.name)
+        client = NotebookClient(nb, kernel_name=KERNEL, timeout=600, allow_errors=False,
+                                resources={"metadata": {"path": str(workdir)}})
+        try:
+            client.execute()
+        except Exception as exc:  # noqa: BLE001 - show which cell, with lib installed from where
+            pip_output = "".join(o.get("text", "") for o in setup.get("outputs", []))
+            pytest.fail(f"{chapter.name} failed in the Colab-like runtime (lib from {where}).\n"
+                        f"The setup cell printed:\n{pip_output[-2000:]}\n{str(exc)[-5000:]}")
+        report = json.loads(epilogue.outputs[-1]["text"])
+        assert report["lib"].startswith(str(colab["venv"])), report
+        passed = [c.source.splitlines()[0] for c in exercise_cells if id(c) in checks
+                  and not any(o.get("output_type") == "error" for o in c.get("outputs", []))]
+        assert not passed, (f"{chapter.name}: check cells pass in the student version, with the stubs "
+                            f"instead of solutions (a check that cannot fail): {passed}")
+        pip_output = "".join(o.get("text", "") for o in setup.get("outputs", []))
+        assert "Uninstalling torch" not in pip_output, pip_output
+
+
+def _imported_modules(nb) -> set[str]:
+    found = set()
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        code = "\n".join(l for l in cell.source.splitlines() if not l.lstrip().startswith(("%", "!")))
+        try:
+            with warnings.catch_warnings():  # a chapter's own SyntaxWarnings are not this test's
+                warnings.simplefilter("ignore")
+                tree = ast.parse(code)
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                found.update(a.name.split(".")[0] for a in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                found.add(node.module.split(".")[0])
+    return found - {"google"}  # google.colab: only imported in Colab
+
+
+def test_every_chapter_imports_only_what_colab_has(colab: dict) -> None:
+    """Static: every module a chapter imports exists in the Colab-like environment plus lib."""
+    # What the setup cell adds to Colab: lib's own dependencies (lib itself is checked above).
+    import tomllib
+
+    with open(REPO / "pyproject.toml", "rb") as f:
+        dependencies = tomllib.load(f)["project"]["dependencies"]
+    _run([str(colab["python"]), "-m", "pip", "install", "-q", *dependencies], timeout=INSTALL_TIMEOUT_S)
+    missing = {}
+    for chapter in chapters():
+        modules = sorted(_imported_modules(nbformat.read(chapter, as_version=4)) - {"lib"})
+        probe = _run([str(colab["python"]), "-c",
+                      "import importlib.util, json, sys; "
+                      "print(json.dumps([m for m in sys.argv[1:] if importlib.util.find_spec(m) is None]))",
+                      *modules], cwd=colab["root"])
+        if absent := json.loads(probe.stdout):
+            missing[chapter.name] = absent
+    assert not missing, f"chapters import modules that Colab does not have (and lib does not bring): {missing}"

@@ -11,6 +11,7 @@ from .data import (
     Seq2SeqDataset,
     TaskStream,
     Vocab,
+    centered_xor_batch,
     collate,
     make_task,
     task_batches,

@@ -73,6 +73,18 @@ def scaled_dot_product_attention(
     return dropped @ v, weights
 
 
+def is_causal_mask(mask: Tensor) -> bool:
+    """Is ``mask`` (bool, ``[1, 1, T, T]`` or ``[T, T]``) exactly :func:`~lib.masks.causal_mask`?
+
+    :class:`MultiHeadAttention` then passes ``is_causal=True`` to the fused kernel instead of the
+    mask: same result, but the kernel skips the masked upper triangle.
+    """
+    T = mask.size(-1)
+    if mask.dim() < 2 or mask.size(-2) != T or mask.numel() != T * T:
+        return False
+    return torch.equal(mask.reshape(T, T), torch.ones(T, T, dtype=torch.bool, device=mask.device).tril())
+
+
 @dataclass
 class KVCache:
     """The keys and values one attention layer has already computed, ``[B, H, T, d_head]``.
@@ -118,9 +130,12 @@ class MultiHeadAttention(nn.Module):
     - ``need_weights=True``: the explicit path, :func:`scaled_dot_product_attention`.
     - ``need_weights=False``: PyTorch's fused ``F.scaled_dot_product_attention``.
     - ``is_causal=True``: add the look-ahead mask (fused kernels skip the masked half).
+      A ``mask`` equal to :func:`~lib.masks.causal_mask` is recognised and handled the same way.
     - ``cache``: a :class:`KVCache` for incremental decoding.
     - ``position``: a :class:`RotaryEmbedding` (rotates ``q`` and ``k``) or a
       :class:`RelativePositionEmbedding` (Shaw et al.; always takes the explicit path).
+    - ``scale``: the factor on ``q·k`` before the softmax, on both paths; default ``1/√d_head``.
+      ``scale=1.0`` gives unscaled dot-product attention (the scaling chapter's comparison).
     """
 
     def __init__(
@@ -130,6 +145,7 @@ class MultiHeadAttention(nn.Module):
         dropout: float = 0.0,
         bias: bool = True,
         position: RotaryEmbedding | RelativePositionEmbedding | None = None,
+        scale: float | None = None,
     ):
         super().__init__()
         for name, value in (("d_model", d_model), ("n_heads", n_heads)):
@@ -151,6 +167,10 @@ class MultiHeadAttention(nn.Module):
         self.v_proj = nn.Linear(d_model, d_model, bias=bias)
         self.out_proj = nn.Linear(d_model, d_model, bias=bias)
         self.position = position
+        number = isinstance(scale, (int, float)) and not isinstance(scale, bool)
+        if scale is not None and not (number and 0 < scale < math.inf):
+            raise ValueError(f"scale={scale!r} must be a positive number, or None for 1/sqrt(d_head)")
+        self.scale = None if scale is None else float(scale)   # the factor on q·k; None: 1/sqrt(d_head)
         self.record = False            # set by `record_attention`
         self.last_weights: Tensor | None = None
 
@@ -192,6 +212,8 @@ class MultiHeadAttention(nn.Module):
         B, T_q, T_k = query.size(0), q.size(-2), k.size(-2)
         if mask is not None:
             mask = check_mask(mask, (B, self.n_heads, T_q, T_k))
+            if is_causal_mask(mask):           # the look-ahead mask itself: let the kernel skip it
+                mask, is_causal = None, True
         fused_causal = is_causal and mask is None and T_q == T_k
         if is_causal and not fused_causal:
             # queries are the last T_q of the T_k positions (a cache holds the first ones)
@@ -205,7 +227,7 @@ class MultiHeadAttention(nn.Module):
             if self.record:
                 self.last_weights = weights.detach()
         else:
-            out, weights = self._fused(q, k, v, mask, dropout_p, fused_causal), None
+            out, weights = self._fused(q, k, v, mask, dropout_p, fused_causal, self.scale), None
         out = self.out_proj(self.merge_heads(out))
         return out, (weights if need_weights else None)
 
@@ -213,19 +235,23 @@ class MultiHeadAttention(nn.Module):
         if causal:
             mask = torch.ones(q.size(-2), k.size(-2), dtype=torch.bool, device=q.device).tril()
         if not isinstance(self.position, RelativePositionEmbedding):
-            return scaled_dot_product_attention(q, k, v, mask, dropout_p)
+            return scaled_dot_product_attention(q, k, v, mask, dropout_p, scale=self.scale)
         a_k, a_v = self.position(q.size(-2), k.size(-2))                  # [T_q, T_k, d_head]
-        bias = torch.einsum("bhqd,qkd->bhqk", q, a_k) / math.sqrt(self.d_head)
-        out, weights = scaled_dot_product_attention(q, k, v, mask, dropout_p, bias=bias)
+        scale = 1.0 / math.sqrt(self.d_head) if self.scale is None else self.scale
+        bias = torch.einsum("bhqd,qkd->bhqk", q, a_k) * scale
+        out, weights = scaled_dot_product_attention(q, k, v, mask, dropout_p, scale=scale, bias=bias)
         return out + torch.einsum("bhqk,qkd->bhqd", weights, a_v), weights
 
     @staticmethod
-    def _fused(q, k, v, mask, dropout_p, causal):
+    def _fused(q, k, v, mask, dropout_p, causal, scale=None):
         if mask is None:
-            return F.scaled_dot_product_attention(q, k, v, dropout_p=dropout_p, is_causal=causal)
-        # A fully masked row would give NaN in the kernel: let it attend anywhere, then zero it.
+            return F.scaled_dot_product_attention(q, k, v, dropout_p=dropout_p, is_causal=causal, scale=scale)
         row_ok = mask.any(dim=-1, keepdim=True)                           # [.., T_q, 1]
-        out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask | ~row_ok, dropout_p=dropout_p)
+        if bool(row_ok.all()):                                            # the usual case
+            return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p, scale=scale)
+        # A fully masked row would give NaN in the kernel: let it attend anywhere, then zero it.
+        out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask | ~row_ok, dropout_p=dropout_p,
+                                             scale=scale)
         return out.masked_fill(~row_ok, 0.0)
 
     def _check_inputs(self, query: Tensor, key: Tensor, value: Tensor) -> None:

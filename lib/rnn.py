@@ -16,8 +16,15 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from .attention import scaled_dot_product_attention
 from .masks import padding_mask
+from .transformer import check_tokens
 
 RNN_ATTENTION = (None, "additive", "dot")
+
+
+def _check_ids(name: str, tokens: Tensor, vocab_size: int) -> None:
+    """Token ids must be a ``[B, T]`` integer tensor with ids in ``[0, vocab_size)`` (any length)."""
+    length = tokens.shape[-1] if isinstance(tokens, Tensor) and tokens.dim() > 0 else 0
+    check_tokens(name, tokens, vocab_size, max_len=length)
 
 
 class AdditiveAttention(nn.Module):
@@ -89,33 +96,54 @@ class Seq2SeqRNN(nn.Module):
         self.last_attention: Tensor | None = None
 
     def encode(self, src: Tensor) -> tuple[Tensor, tuple[Tensor, Tensor]]:
-        """Encoder states ``h [B, S, d]`` and the final ``(h_S, c_S)`` of each (unpadded) source."""
+        """States ``h [B, S, d]`` and each source's final ``(h_S, c_S)``.
+
+        The padded batch is *packed*, so the LSTM never reads a ``<pad>``:
+        each source's final state is the one after its own last token, and
+        its states after that are zeros.
+        """
         lengths = (src != self.pad_id).sum(dim=1).clamp(min=1).cpu()
-        packed = pack_padded_sequence(self.src_embed(src), lengths, batch_first=True, enforce_sorted=False)
+        packed = pack_padded_sequence(self.src_embed(src), lengths,
+                                      batch_first=True, enforce_sorted=False)
         states, final = self.encoder(packed)
-        states, _ = pad_packed_sequence(states, batch_first=True, total_length=src.size(1))
+        states, _ = pad_packed_sequence(states, batch_first=True,
+                                        total_length=src.size(1))
         return states, final
 
-    def decode(self, tgt_in: Tensor, states: Tensor, final, src: Tensor):
-        """Logits ``[B, T, V]`` and the decoder's last LSTM state (to continue decoding)."""
-        s, last = self.decoder(self.tgt_embed(tgt_in), final)               # s: [B, T, d]
+    def decode(self, tgt_in: Tensor, states: Tensor,
+               final: tuple[Tensor, Tensor], src: Tensor):
+        """Logits ``[B, T, V]`` and the decoder's last state (to decode on).
+
+        ``states``, ``final``: what :meth:`encode` returned for ``src``.
+        """
+        # s_t for every step of tgt_in at once (in training: the true y_{t-1})
+        s, last = self.decoder(self.tgt_embed(tgt_in), final)   # [B, T, d]
         if self.attention_kind is None:
-            return self.out_proj(s), last
-        mask = padding_mask(src, self.pad_id)[:, 0]                         # [B, 1, S]
+            return self.out_proj(s), last                 # logits W_o s_t
+        mask = padding_mask(src, self.pad_id)[:, 0]       # [B, 1, S]
         if self.attention_kind == "additive":
             context, weights = self.attention(s, states, states, mask)
-        else:
-            context, weights = scaled_dot_product_attention(s, states, states, mask, scale=1.0)
-        self.last_attention = weights.detach()
-        return self.out_proj(torch.cat([s, context], dim=-1)), last
+        else:                                             # e_ti = s_t · h_i
+            context, weights = scaled_dot_product_attention(
+                s, states, states, mask, scale=1.0)
+        self.last_attention = weights.detach()            # alpha [B, T, S]
+        logits = self.out_proj(torch.cat([s, context], dim=-1))  # W_o[s_t;c_t]
+        return logits, last
 
     def forward(self, src: Tensor, tgt_in: Tensor) -> Tensor:
+        _check_ids("src", src, self.src_vocab_size)
+        _check_ids("tgt_in", tgt_in, self.tgt_vocab_size)
+        if tgt_in.size(0) != src.size(0):
+            raise ValueError(f"src has batch size {src.size(0)} but tgt_in has {tgt_in.size(0)}; they must match")
         states, final = self.encode(src)
         return self.decode(tgt_in, states, final, src)[0]
 
     @torch.no_grad()
     def generate(self, src: Tensor, max_len: int, bos_id: int = 1, eos_id: int = 2) -> Tensor:
         """Greedy decoding, one token at a time; ``[B, ≤ max_len]`` without ``<bos>``, padded after ``<eos>``."""
+        _check_ids("src", src, self.src_vocab_size)
+        if not isinstance(max_len, int) or isinstance(max_len, bool) or max_len < 1:
+            raise ValueError(f"max_len={max_len!r} must be a positive int")
         was_training = self.training
         self.eval()
         states, state = self.encode(src)

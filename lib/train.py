@@ -8,6 +8,7 @@ The paper's schedule (Vaswani et al., 2017, eq. 3) warms the learning rate up li
 from __future__ import annotations
 
 import math
+import os
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -20,6 +21,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 from torch.optim.lr_scheduler import LambdaLR, LRScheduler
 from tqdm.auto import tqdm
+from tqdm.std import tqdm as _text_tqdm
 
 from .data import Batch, LMBatch, Seq2SeqDataset, TaskStream, to_lm_batch
 
@@ -293,7 +295,9 @@ def train(
 
     Batches are moved to the model's device (or to ``device``, where the model is moved first).
     The model is in ``train()`` mode while training and in ``eval()`` mode when this returns.
-    One progress bar (``tqdm.auto``) shows the loss; ``progress=False`` hides it. If the loss
+    One progress bar (``tqdm.auto``) shows the loss; ``progress=False`` hides it. With the
+    environment variable ``LIB_PROGRESS=final`` (the book's site build sets it) the bar is not
+    live but printed once, in its final state: one line per run on a static page. If the loss
     becomes NaN or infinite, training stops with a warning and the history so far is returned.
     """
     if not isinstance(steps, int) or isinstance(steps, bool) or steps < 1:
@@ -324,7 +328,8 @@ def train(
     postfix: dict[str, str] = {}
     start = time.perf_counter()
     model.train()
-    with tqdm(total=steps, desc=desc or "train", disable=not progress, leave=True,
+    final_bar_only = progress and os.environ.get("LIB_PROGRESS") == "final"
+    with tqdm(total=steps, desc=desc or "train", disable=not progress or final_bar_only, leave=True,
               mininterval=0.5, dynamic_ncols=True) as bar:
         for step in range(1, steps + 1):
             batch = next_batch(step).to(device)
@@ -353,6 +358,9 @@ def train(
             bar.set_postfix(postfix, refresh=False)
             bar.update(1)
     history.seconds = time.perf_counter() - start
+    if final_bar_only:
+        print(_text_tqdm.format_meter(len(history.step), steps, history.seconds, prefix=desc or "train",
+                                      postfix=", ".join(f"{k}={v}" for k, v in postfix.items()) or None))
     model.eval()
     return history
 

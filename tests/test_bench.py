@@ -1,0 +1,110 @@
+"""lib.bench: the suite runs end to end (at its tiny size), writes sane JSON, and its helpers are right.
+
+The book's Performance appendix runs the `--quick` size under nbval; this test only checks the plumbing.
+"""
+import contextlib
+import io
+import json
+import math
+
+import pytest
+import torch
+from torch.utils.flop_counter import FlopCounterMode
+
+from lib import EncoderLayer, record_attention
+from lib import bench
+
+
+def test_loglog_slope_recovers_a_power_law():
+    T = [128, 256, 512, 1024]
+    assert bench.loglog_slope(T, [3e-6 * t**2 for t in T]) == pytest.approx(2.0)
+    assert bench.loglog_slope(T, [5.0 * t for t in T]) == pytest.approx(1.0)
+
+
+def test_compare_returns_a_median_per_function():
+    calls = {"a": 0, "b": 0}
+
+    def a():
+        calls["a"] += 1
+
+    def b():
+        calls["b"] += 1
+
+    times = bench.compare({"a": a, "b": b}, repeats=3, min_seconds=0.0)
+    assert set(times) == {"a", "b"} and all(t >= 0 for t in times.values())
+    assert calls == {"a": 2 + 3, "b": 2 + 3}       # warm-up, calibration, then one call per repeat
+
+
+def test_training_flops_counts_what_the_flop_counter_counts():
+    """With the explicit attention (plain matmuls) PyTorch's FlopCounterMode sees every product."""
+    torch.manual_seed(0)
+    layer = EncoderLayer(32, 4, 64, dropout=0.0)
+    x = torch.randn(2, 10, 32, requires_grad=True)
+    with FlopCounterMode(display=False) as counter, record_attention(layer):
+        layer(x).sum().backward()
+    assert bench.training_flops(layer, tokens=2 * 10, T=10, causal=False) == counter.get_total_flops()
+
+
+def test_peak_memory_grows_with_the_score_matrix():
+    """The score matrix alone of explicit attention is B·H·T² floats; the fused kernel never stores it."""
+    B, H, T, d_head = 1, 4, 512, 16
+    # One thread: the fused kernel also holds a small working buffer per thread.
+    explicit, fused = bench.peak_memories([("explicit", T), ("fused", T)], B, H, d_head, threads=1)
+    if explicit is None:
+        pytest.skip("no peak-memory measurement on this platform")
+    scores = B * H * T * T * 4
+    assert explicit >= scores, (explicit, scores)
+    assert fused < scores / 2, (fused, scores)
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory):
+    """``python -m lib.bench --size tiny --threads 1 --json PATH``, in this process: (printed text,
+    results read back).  One thread: on a busy machine, tiny multi-threaded kernels crawl."""
+    path = tmp_path_factory.mktemp("bench") / "bench.json"
+    printed = io.StringIO()
+    threads = torch.get_num_threads()
+    try:
+        with contextlib.redirect_stdout(printed):
+            bench.main(["--size", "tiny", "--threads", "1", "--json", str(path)])
+    finally:
+        torch.set_num_threads(threads)
+    return printed.getvalue(), json.loads(path.read_text())
+
+
+def test_the_tiny_suite_prints_markdown_and_writes_sane_json(tiny_run):
+    printed, results = tiny_run
+    for section in ("## Machine", "## Attention", "## Cost vs sequence length", "## Training", "## Greedy decoding"):
+        assert section in printed
+    assert printed.count("| --- |") >= 5
+    assert set(results) >= {"meta", "matmul", "attention", "scaling", "training", "decoding"}
+    assert results["meta"]["size"] == "tiny" and results["meta"]["threads"] == 1
+    assert results["matmul"]["peak_flops"] > 0
+
+    assert {(r["mask"], r["mode"]) for r in results["attention"]} == {
+        (mask, mode) for mask in ("none", "causal") for mode in ("forward", "forward+backward")}
+    for row in results["attention"]:
+        assert min(row["explicit_s"], row["fused_s"], row["torch_s"]) > 0
+        assert row["fused_over_torch"] == pytest.approx(row["fused_s"] / row["torch_s"])
+
+    scaling = results["scaling"]
+    assert [r["T"] for r in scaling["rows"]] == bench.SIZES["tiny"]["scaling"]["T"]
+    assert all(r["explicit_s"] > 0 and r["fused_s"] > 0 for r in scaling["rows"])
+    for name in ("explicit_time", "fused_time"):
+        assert math.isfinite(scaling["slopes"][name])
+    for name in ("explicit_memory", "fused_memory"):
+        assert scaling["slopes"][name] is None or math.isfinite(scaling["slopes"][name])
+
+    for row in results["training"]:
+        assert row["tokens_per_s"] > 0 and row["fraction_of_peak"] > 0
+    decoding = results["decoding"]
+    assert decoding["cached_tokens_per_s"] > 0 and decoding["uncached_tokens_per_s"] > 0
+    assert decoding["cache_speedup"] == pytest.approx(decoding["uncached_s"] / decoding["cached_s"])
+
+
+def test_the_plot_has_a_time_and_a_memory_panel(tiny_run):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    fig = bench.plot_scaling(tiny_run[1])
+    assert [ax.get_ylabel() for ax in fig.axes] == ["forward time (ms)", "peak memory (MiB)"]

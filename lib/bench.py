@@ -220,7 +220,8 @@ def _with_backward(call: Callable[[], Tensor], grad: Tensor) -> Callable[[], Non
 
 
 def attend(method: str, q: Tensor, k: Tensor, v: Tensor) -> Tensor:
-    """One attention forward pass: ``"explicit"`` (lib's written-out version) or ``"fused"`` (PyTorch's kernel)."""
+    """One attention forward pass: ``"explicit"`` (lib's written-out version) or ``"fused"``
+    (PyTorch's kernel)."""
     if method == "explicit":
         return scaled_dot_product_attention(q, k, v)[0]
     if method == "fused":
@@ -357,7 +358,8 @@ def training_flops(model: nn.Module, tokens: int, T: int, causal: bool) -> float
     return float(tokens * (6 * linear + attention))
 
 
-def _train_step(model: nn.Module, loss_fn: Callable[[], Tensor], optimizer: torch.optim.Optimizer) -> Callable[[], None]:
+def _train_step(model: nn.Module, loss_fn: Callable[[], Tensor],
+                optimizer: torch.optim.Optimizer) -> Callable[[], None]:
     def step() -> None:
         optimizer.zero_grad(set_to_none=True)
         loss_fn().backward()
@@ -530,33 +532,38 @@ def _slope(p: float | None) -> str:
 
 
 def markdown_tables(results: dict) -> dict[str, str]:
-    """One Markdown table per part of ``results``: ``machine``, ``attention``, ``scaling``, ``training``, ``decoding``."""
+    """One Markdown table per part of ``results``: ``machine``, ``attention``, ``scaling``,
+    ``training``, ``decoding``."""
     meta, mm = results["meta"], results["matmul"]
     tables = {}
     tables["machine"] = _table(["", "measured"], [
         ["device", f"{meta['device']} ({meta['device_name']}), {meta['threads']} threads"],
         ["torch", meta["torch"]],
-        ["load average at start / end (1, 5, 15 min)", f"{meta['load_average_start']} / {meta.get('load_average_end')}"],
+        ["load average at start / end (1, 5, 15 min)",
+         f"{meta['load_average_start']} / {meta.get('load_average_end')}"],
         ["matmul peak (float32)", f"{mm['peak_flops'] / 1e9:.1f} GFLOP/s at n = {mm['peak_n']}"],
         ["size, repeats per median", f"{meta['size']}, {meta['repeats']}"],
     ])
     tables["attention"] = _table(
         ["B, T, d, h", "mask", "pass", "explicit (ms)", "fused (ms)", "nn.MultiheadAttention (ms)",
          "fused / torch", "explicit / fused"],
-        [[f"{r['B']}, {r['T']}, {r['d_model']}, {r['n_heads']}", r["mask"], r["mode"], _ms(r["explicit_s"]),
-          _ms(r["fused_s"]), _ms(r["torch_s"]), f"{r['fused_over_torch']:.2f}", f"{r['explicit_over_fused']:.2f}"]
+        [[f"{r['B']}, {r['T']}, {r['d_model']}, {r['n_heads']}", r["mask"], r["mode"],
+          _ms(r["explicit_s"]), _ms(r["fused_s"]), _ms(r["torch_s"]),
+          f"{r['fused_over_torch']:.2f}", f"{r['explicit_over_fused']:.2f}"]
          for r in results["attention"]])
     sc = results["scaling"]
-    rows = [[r["T"], _ms(r["explicit_s"]), _ms(r["fused_s"]), _mib(r["explicit_bytes"]), _mib(r["fused_bytes"])]
-            for r in sc["rows"]]
+    rows = [[r["T"], _ms(r["explicit_s"]), _ms(r["fused_s"]), _mib(r["explicit_bytes"]),
+             _mib(r["fused_bytes"])] for r in sc["rows"]]
     sl = sc["slopes"]
     rows.append(["**log-log slope**", _slope(sl["explicit_time"]), _slope(sl["fused_time"]),
                  _slope(sl["explicit_memory"]), _slope(sl["fused_memory"])])
     tables["scaling"] = _table(["T", "explicit time (ms)", "fused time (ms)", "explicit peak memory (MiB)",
                                 "fused peak memory (MiB)"], rows)
     tables["training"] = _table(
-        ["model", "parameters", "batch × T", "step (ms)", "tokens/s", "GFLOP/step", "GFLOP/s", "fraction of matmul peak"],
-        [[r["model"], f"{r['parameters']:,}", f"{r['batch']} × {r['T']}", _ms(r["step_s"]), f"{r['tokens_per_s']:,.0f}",
+        ["model", "parameters", "batch × T", "step (ms)", "tokens/s", "GFLOP/step", "GFLOP/s",
+         "fraction of matmul peak"],
+        [[r["model"], f"{r['parameters']:,}", f"{r['batch']} × {r['T']}", _ms(r["step_s"]),
+          f"{r['tokens_per_s']:,.0f}",
           f"{r['flops_per_step'] / 1e9:.3g}", f"{r['flops_per_s'] / 1e9:.3g}", f"{r['fraction_of_peak']:.0%}"]
          for r in results["training"]])
     d = results["decoding"]
@@ -591,7 +598,8 @@ def to_markdown(results: dict) -> str:
         "## Attention: lib's `MultiHeadAttention` vs `torch.nn.MultiheadAttention` (same weights, same mask)",
         "Medians of interleaved repeats; a ratio below 1 means the first is faster.", t["attention"],
         f"## Cost vs sequence length (forward, B={sc['B']}, H={sc['H']}, d_head={sc['d_head']})",
-        "Slopes of straight lines fitted to log(cost) vs log(T): 2 means the cost grows as T².", t["scaling"],
+        "Slopes of straight lines fitted to log(cost) vs log(T): 2 means the cost grows as T².",
+        t["scaling"],
         "## Training (Adam step, dropout 0)",
         f"The matmul peak ({results['training'][0]['peak_flops'] / 1e9:.1f} GFLOP/s here) is re-measured "
         "interleaved with the training steps.", t["training"],
@@ -634,12 +642,16 @@ def plot_scaling(results: dict):
 
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(prog="python -m lib.bench", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="the small size that CI runs (well under a minute)")
-    parser.add_argument("--size", choices=list(SIZES), help="tiny | quick | full (default: full, or quick with --quick)")
+    parser.add_argument("--quick", action="store_true",
+                        help="the small size that CI runs (well under a minute)")
+    parser.add_argument("--size", choices=list(SIZES),
+                        help="tiny | quick | full (default: full, or quick with --quick)")
     parser.add_argument("--device", help="cpu, cuda, cuda:1, mps, ... (default: lib.default_device())")
     parser.add_argument("--repeats", type=int, help="repeats per median (default: by size)")
-    parser.add_argument("--threads", type=int, help="torch.set_num_threads(N) first (default: torch's choice)")
-    parser.add_argument("--json", type=Path, help="where to write the results (default: bench-results/bench-SIZE.json)")
+    parser.add_argument("--threads", type=int,
+                        help="torch.set_num_threads(N) first (default: torch's choice)")
+    parser.add_argument("--json", type=Path,
+                        help="where to write the results (default: bench-results/bench-SIZE.json)")
     args = parser.parse_args(argv)
     if args.threads is not None:
         torch.set_num_threads(args.threads)

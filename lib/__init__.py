@@ -4,6 +4,7 @@ Chapters import everything from here::
 
     from lib import MultiHeadAttention, Transformer, TransformerConfig, make_task, train
 """
+from .claims import claim
 from .attention import KVCache, MultiHeadAttention, record_attention, scaled_dot_product_attention
 from .data import (
     Batch,

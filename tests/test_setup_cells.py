@@ -1,8 +1,10 @@
-"""Every chapter's first code cell is the Colab setup cell, exactly as `_config.yml` says, and
+"""Every notebook's first code cell is the Colab setup cell, exactly as `_config.yml` says, and
 `tools/retarget.py` moves the whole book to another repository/ref and back.
 
 The setup cell (CONTRIBUTING.md) installs, in Colab only, `cs224n-transformers-lib @
-git+<repository.url>@<repository.lib_ref>`: a pinned tag or commit, never a branch.
+git+<repository.url>@<repository.branch>`: the same ref that the Colab button opens the notebook
+from (Jupyter Book builds the button's URL from `repository.url` and `repository.branch`), so the
+notebook and the lib it installs agree by construction.
 """
 from __future__ import annotations
 
@@ -16,17 +18,33 @@ import pytest
 from conftest import REPO
 from tools import retarget
 from tools.common import (
-    SETUP_TAG, branch_problem, chapters, distribution_name, expected_setup_source, first_code_cell,
-    repository, setup_source,
+    SETUP_TAG, SPEC_LINE, distribution_name, expected_setup_source, first_code_cell, load_config,
+    notebooks, ref_problem, repository, setup_extras, setup_source,
 )
 
-CHAPTERS = chapters()
+CHAPTERS = notebooks()
 
 
-def test_config_names_the_repository_and_a_pinned_ref() -> None:
+def test_config_names_the_repository_and_one_ref() -> None:
     url, ref = repository()
-    assert url.startswith("https://"), url
-    assert branch_problem(ref) is None, branch_problem(ref)
+    assert url.startswith("https://github.com/"), url
+    assert ref_problem(ref) is None, ref_problem(ref)
+    assert "lib_ref" not in (load_config().get("repository") or {}), (
+        "one ref only: repository.branch is what Colab opens and what the setup cells install")
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=[p.stem for p in CHAPTERS])
+def test_setup_cell_installs_what_the_colab_button_opens(chapter: Path) -> None:
+    """The Colab URL is .../github/<org>/<repo>/blob/<branch>/book/<notebook>; the cell installs
+    lib from git+https://github.com/<org>/<repo>@<branch>: the same repository, the same ref."""
+    url, ref = repository()
+    nb = nbformat.read(chapter, as_version=4)
+    m = SPEC_LINE.search(nb.cells[first_code_cell(nb)].source)
+    assert m, f"{chapter.name}: the setup cell has no `%pip install -q \"dist @ git+URL@REF\"` line"
+    assert (m.group("url"), m.group("ref")) == (url, ref), (
+        f"{chapter.name} installs lib from {m.group('url')}@{m.group('ref')} but its Colab button "
+        f"opens {url}/blob/{ref}/{chapter.relative_to(REPO)}")
+    assert m.group("dist") == distribution_name()
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=[p.stem for p in CHAPTERS])
@@ -35,7 +53,7 @@ def test_setup_cell_matches_config(chapter: Path) -> None:
     i = first_code_cell(nb)
     assert i is not None, f"{chapter.name} has no code cell"
     cell = nb.cells[i]
-    expected = expected_setup_source()
+    expected = expected_setup_source(extras=setup_extras(cell.source))
     assert cell.source.rstrip() == expected, (
         f"{chapter.name}: the first code cell must be exactly (run `python tools/retarget.py`):\n"
         f"{expected}\n--- found ---\n{cell.source}")
@@ -77,18 +95,18 @@ def _cells(path: Path) -> list[dict]:
 def test_retarget_moves_the_whole_book_and_back(book_copy: Path) -> None:
     root = ["--root", str(book_copy)]
     before = {p: p.read_bytes() for p in [book_copy / "_config.yml", book_copy / "pyproject.toml"]}
-    notebooks = chapters(book_copy)
-    cells_before = {p: _cells(p) for p in notebooks}
+    pages = notebooks(book_copy)
+    cells_before = {p: _cells(p) for p in pages}
     old_url, old_ref = repository(book_copy)
 
-    fork, tag = "https://github.com/some-instructor/transformers-fork", "fall-2025"
+    fork, tag = "https://github.com/some-instructor/transformers-fork", "fall-2026"
     assert retarget.main(root + ["--repo", fork + ".git", "--ref", tag]) == 0
     assert repository(book_copy) == (fork, tag)
     assert retarget.check(book_copy) == []
     assert fork in (book_copy / "pyproject.toml").read_text() and old_url not in (book_copy / "pyproject.toml").read_text()
     config = (book_copy / "_config.yml").read_text()
     assert config.count("\n") == before[book_copy / "_config.yml"].decode().count("\n"), "retarget changed the layout of _config.yml"
-    for p in notebooks:
+    for p in pages:
         after = _cells(p)
         i = first_code_cell(nbformat.read(p, as_version=4))
         assert f"git+{fork}@{tag}" in "".join(after[i]["source"])
@@ -99,14 +117,54 @@ def test_retarget_moves_the_whole_book_and_back(book_copy: Path) -> None:
     assert retarget.main(root + ["--repo", old_url, "--ref", old_ref]) == 0
     for path, content in before.items():
         assert path.read_bytes() == content, f"{path.name} did not come back unchanged"
-    for p in notebooks:
+    for p in pages:
         assert _cells(p) == cells_before[p], f"{p.name} did not come back unchanged"
 
 
-def test_retarget_refuses_a_branch(book_copy: Path) -> None:
+def test_retarget_to_a_branch_moves_the_colab_button_too(book_copy: Path) -> None:
+    """A fork that builds its site from its own branch: button and install follow together."""
+    assert retarget.main(["--root", str(book_copy), "--ref", "spring-course"]) == 0
+    config = load_config(book_copy)["repository"]
+    assert config["branch"] == "spring-course"
+    assert retarget.check(book_copy) == []
+    text = (book_copy / "_config.yml").read_text()
+    assert "/blob/spring-course/book/" in text  # the example Colab URL in the comments follows
+
+
+def test_retarget_refuses_a_bad_ref(book_copy: Path) -> None:
     with pytest.raises(SystemExit):
-        retarget.main(["--root", str(book_copy), "--ref", "main"])
+        retarget.main(["--root", str(book_copy), "--ref", "not a ref"])
     assert retarget.check(book_copy) == []  # nothing was changed
+
+
+def test_check_catches_another_repository(book_copy: Path) -> None:
+    path = book_copy / "book" / "99_synthetic.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    i = first_code_cell(nb)
+    url, _ = repository(book_copy)
+    nb.cells[i].source = nb.cells[i].source.replace(url, "https://github.com/someone-else/fork")
+    nbformat.write(nb, path)
+    problems = retarget.check(book_copy)
+    assert len(problems) == 1 and problems[0].startswith("book/99_synthetic.ipynb"), problems
+
+
+def test_extras_are_kept_and_checked(book_copy: Path) -> None:
+    """A chapter may install an extra of lib (chapter 9: `[pretrained]`); retarget keeps it, and an
+    extra that pyproject.toml does not define is an error."""
+    path = book_copy / "book" / "99_synthetic.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    i = first_code_cell(nb)
+    dist = distribution_name(book_copy)
+    nb.cells[i].source = nb.cells[i].source.replace(f'"{dist} @', f'"{dist}[no-such-extra] @')
+    nbformat.write(nb, path)
+    problems = retarget.check(book_copy)
+    assert len(problems) == 1 and "no-such-extra" in problems[0], problems
+    (book_copy / "pyproject.toml").write_text((book_copy / "pyproject.toml").read_text().replace(
+        "[project.urls]", '[project.optional-dependencies]\nno-such-extra = ["numpy"]\n\n[project.urls]'))
+    assert retarget.check(book_copy) == []
+    assert retarget.main(["--root", str(book_copy), "--ref", "v9"]) == 0
+    source = nbformat.read(path, as_version=4).cells[i].source
+    assert f'"{dist}[no-such-extra] @ git+' in source and source.rstrip().endswith('@v9"')
 
 
 def test_check_catches_a_hand_edited_cell(book_copy: Path) -> None:
@@ -114,7 +172,7 @@ def test_check_catches_a_hand_edited_cell(book_copy: Path) -> None:
     nb = nbformat.read(path, as_version=4)
     i = first_code_cell(nb)
     _, ref = repository(book_copy)
-    nb.cells[i].source = nb.cells[i].source.replace(f"@{ref}\"", '@main"')
+    nb.cells[i].source = nb.cells[i].source.replace(f"@{ref}\"", '@some-other-branch"')
     nbformat.write(nb, path)
     problems = retarget.check(book_copy)
     assert len(problems) == 1 and problems[0].startswith("book/99_synthetic.ipynb"), problems

@@ -11,9 +11,12 @@ For every chapter:
 - the student version runs up to its exercises: its cells before the first exercise are exactly the
   instructor's, which the site build has just run without an error.
 
-The student version's exercises are also executed: tests/test_colab.py runs them in the Colab-like
-runtime right after the chapter itself (the state they need is then there, and the chapter does not
-have to run a third time in CI), and checks that every check cell fails until the student answers.
+- the student version, executed from its first cell in a FRESH kernel (nothing left behind by a
+  solution can help it), fails in every check cell: a check that passes on the stub
+  `raise NotImplementedError()` cannot tell a student anything. Together with the test above (the
+  same check cells pass on the solutions), this proves for every chapter that each check cell
+  separates a right answer from none. It runs the chapter's cells up to its last check cell, so it
+  costs about one run of each chapter; pytest-xdist spreads the chapters over the workers.
 """
 from __future__ import annotations
 
@@ -22,7 +25,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from conftest import EXECUTED, SiteBuild
+from conftest import EXECUTED, REPO, SiteBuild
 from tools.common import chapters
 from tools.student_versions import (
     TEXT_STUB, check_cell_indices, directive_blocks, first_exercise_index, is_solution_wrapper,
@@ -144,3 +147,31 @@ def test_student_version_runs_up_to_its_exercises(chapter: Path, student_dir: Pa
     for i, cell in enumerate(executed.cells[:n]):
         errors = [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
         assert not errors, f"{chapter.name}: cell {i} raised {errors[0].get('ename')} when the site was built"
+
+
+def _errors(cell) -> list[dict]:
+    return [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
+
+
+@pytest.mark.slow
+@pytest.mark.student
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=_ids(CHAPTERS))
+def test_check_cells_fail_on_the_stubs_in_a_fresh_kernel(chapter: Path, student_dir: Path) -> None:
+    from nbclient import NotebookClient
+
+    student = nbformat.read(student_dir / chapter.name, as_version=4)
+    first = _exercise_index(student)
+    checks = [i for i in _check_cells(student) if i > first]
+    assert checks, f"{chapter.name}: no check cell after its first exercise"
+    student.cells = student.cells[: max(checks) + 1]      # nothing after the last check is needed
+    for cell in student.cells[first:]:
+        if cell.cell_type == "code":                       # stubs raise; so may what uses them
+            cell.metadata["tags"] = [*cell.metadata.get("tags", []), "raises-exception"]
+    client = NotebookClient(student, kernel_name="python3", timeout=600, allow_errors=False,
+                            resources={"metadata": {"path": str(REPO / "book")}})
+    client.execute()
+    for i, cell in enumerate(student.cells[:first]):
+        assert not _errors(cell), f"{chapter.name}: cell {i} (before the exercises) raised {_errors(cell)[0]['ename']}"
+    passed = [student.cells[i].source.splitlines()[0] for i in checks if not _errors(student.cells[i])]
+    assert not passed, (f"{chapter.name}: check cells pass in the student version, run in a fresh kernel "
+                        f"with the stubs instead of the solutions (checks that cannot fail): {passed}")

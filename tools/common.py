@@ -17,19 +17,29 @@ CHAPTER_GLOB = "book/[0-9][0-9]_*.ipynb"
 
 SETUP_TAG = "remove-cell"
 SETUP_TEMPLATE = """\
-# Setup: in Google Colab, install the book's `lib` (a pinned release; Colab's own torch is kept).
-# Everywhere else this cell does nothing: `lib` is already installed.
+# Setup: in Google Colab, install the book's `lib` from the same branch or tag as this notebook
+# (Colab's own torch is kept). Everywhere else this cell does nothing: `lib` is already installed.
 import sys
 if "google.colab" in sys.modules:
     %pip install -q "{spec}\""""
 
-# Names that are branches wherever they appear; a setup cell must pin a tag or a commit.
-BRANCH_NAMES = {"main", "master", "HEAD", "develop", "dev", "trunk", "gh-pages", "default"}
+# The one line of the setup cell that names what Colab installs, with optional extras:
+#   %pip install -q "cs224n-transformers-lib[pretrained] @ git+https://github.com/ORG/REPO@main"
+SPEC_LINE = re.compile(
+    r'%pip install -q "(?P<dist>[A-Za-z0-9_.-]+)(?:\[(?P<extras>[A-Za-z0-9_,.-]+)\])? @ '
+    r'git\+(?P<url>[^@"\s]+)@(?P<ref>[^"\s]+)"'
+)
 
 
 def chapters(repo: Path = REPO) -> list[Path]:
     """Every chapter notebook, in order."""
     return sorted(repo.glob(CHAPTER_GLOB))
+
+
+def notebooks(repo: Path = REPO) -> list[Path]:
+    """Every notebook page of the book (the chapters and the appendices' notebooks): each one has a
+    Colab button, so each one starts with the setup cell."""
+    return sorted(repo.glob("book/*.ipynb"))
 
 
 def chapter_number(path: Path | str) -> int:
@@ -46,49 +56,53 @@ def distribution_name(repo: Path = REPO) -> str:
 
 
 def repository(repo: Path = REPO) -> tuple[str, str]:
-    """(repository URL, lib ref) from `_config.yml`: `repository.url` and `repository.lib_ref`."""
+    """(repository URL, ref) from `_config.yml`: `repository.url` and `repository.branch`.
+
+    The ref is what the Colab button opens the chapters from AND what their setup cells install
+    `lib` from: the branch the site is built from, or a release tag when a release is built.
+    """
     section = load_config(repo).get("repository") or {}
-    url, ref = section.get("url"), section.get("lib_ref")
+    url, ref = section.get("url"), section.get("branch")
     if not url or not ref:
-        raise ValueError(f"{repo / '_config.yml'}: repository.url and repository.lib_ref must both be set")
+        raise ValueError(f"{repo / '_config.yml'}: repository.url and repository.branch must both be set")
     return str(url).rstrip("/"), str(ref)
 
 
-def pip_spec(url: str, ref: str, dist: str) -> str:
-    """The PEP 508 direct reference the setup cell installs: `dist @ git+URL@REF`."""
-    return f"{dist} @ git+{url.rstrip('/')}@{ref}"
+def extras_available(repo: Path = REPO) -> set[str]:
+    """The optional-dependency groups of `lib` (`pip install "dist[group]"`), from pyproject.toml."""
+    with open(repo / "pyproject.toml", "rb") as f:
+        return set(tomllib.load(f)["project"].get("optional-dependencies", {}))
 
 
-def setup_source(url: str, ref: str, dist: str) -> str:
-    return SETUP_TEMPLATE.format(spec=pip_spec(url, ref, dist))
+def pip_spec(url: str, ref: str, dist: str, extras: tuple[str, ...] = ()) -> str:
+    """The PEP 508 direct reference the setup cell installs: `dist[extras] @ git+URL@REF`."""
+    group = f"[{','.join(extras)}]" if extras else ""
+    return f"{dist}{group} @ git+{url.rstrip('/')}@{ref}"
 
 
-def expected_setup_source(repo: Path = REPO) -> str:
+def setup_source(url: str, ref: str, dist: str, extras: tuple[str, ...] = ()) -> str:
+    return SETUP_TEMPLATE.format(spec=pip_spec(url, ref, dist, extras))
+
+
+def setup_extras(source: str) -> tuple[str, ...]:
+    """The extras a setup cell asks for (a chapter may need one, e.g. `[pretrained]`)."""
+    m = SPEC_LINE.search(source)
+    return tuple(m.group("extras").split(",")) if m and m.group("extras") else ()
+
+
+def expected_setup_source(repo: Path = REPO, extras: tuple[str, ...] = ()) -> str:
     url, ref = repository(repo)
-    return setup_source(url, ref, distribution_name(repo))
+    return setup_source(url, ref, distribution_name(repo), extras)
 
 
 def first_code_cell(nb) -> int | None:
     return next((i for i, c in enumerate(nb.cells) if c.cell_type == "code"), None)
 
 
-def is_commit_sha(ref: str) -> bool:
-    return re.fullmatch(r"[0-9a-f]{7,40}", ref) is not None
-
-
-def branch_problem(ref: str, repo: Path = REPO) -> str | None:
-    """Why `ref` is (or may be) a branch, or None if it looks like a tag or a commit."""
-    if not ref or ref != ref.strip() or any(c in ref for c in ' "\'@#'):
-        return f"lib_ref={ref!r} is not a valid git ref"
-    if ref in BRANCH_NAMES:
-        return f"lib_ref={ref!r} is a branch: pin a tag (e.g. v0.1.0) or a commit"
-    if (repo / ".git").exists():
-        out = subprocess.run(
-            ["git", "for-each-ref", "--format=%(refname)", f"refs/heads/{ref}", f"refs/remotes/*/{ref}"],
-            cwd=repo, capture_output=True, text=True,
-        ).stdout.split()
-        if out:
-            return f"lib_ref={ref!r} is a branch of this repository ({out[0]}): pin a tag or a commit"
+def ref_problem(ref: str) -> str | None:
+    """Why `ref` cannot be a git branch or tag name, or None."""
+    if not ref or ref != ref.strip() or any(c in ref for c in ' "\'@#[]'):
+        return f"repository.branch={ref!r} is not a valid git branch or tag name"
     return None
 
 

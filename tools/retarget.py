@@ -1,27 +1,29 @@
 #!/usr/bin/env python3
-"""Point the whole book at another repository and/or release of `lib`, or check that it points
-where `_config.yml` says.
+"""Point the whole book at another repository and/or branch or tag, or check that it points where
+`_config.yml` says.
 
-The repository URL and the ref that Colab installs `lib` from live in ONE place, `_config.yml`::
+The repository URL and the ref live in ONE place, `_config.yml`::
 
     repository:
       url: https://github.com/cs224n-book/transformers-executed
-      branch: main        # the Colab button opens chapters from this branch
-      lib_ref: v0.1.0     # the tag (or commit) every chapter's setup cell installs lib from
+      branch: main        # the Colab button opens chapters from this ref, and their setup cells
+                          # install lib from the same ref
 
 Every chapter's first code cell (CONTRIBUTING.md) installs, in Colab only,
-``cs224n-transformers-lib @ git+<url>@<lib_ref>``. This command keeps the two in step:
+``cs224n-transformers-lib @ git+<url>@<branch>`` (a chapter may add extras, e.g.
+``cs224n-transformers-lib[pretrained]``). The notebook a reader opens and the `lib` it installs
+therefore always come from the same commit: a chapter can never outgrow a pinned release.
 
-    python tools/retarget.py --repo https://github.com/me/my-fork --ref v1.0   # move the book
-    python tools/retarget.py --ref v0.2.0           # a new release of lib, same repository
-    python tools/retarget.py                        # rewrite the setup cells from _config.yml
-    python tools/retarget.py --check                # change nothing; exit 1 if a cell is off
+    python tools/retarget.py --repo https://github.com/me/my-fork   # a fork, same branch
+    python tools/retarget.py --ref v1.0        # a release: build the site from tag v1.0
+    python tools/retarget.py                   # rewrite the setup cells from _config.yml
+    python tools/retarget.py --check           # change nothing; exit 1 if a cell is off
 
-Moving updates `_config.yml` (url, lib_ref, and branch with --branch), the project URLs in
-`pyproject.toml`, and the setup cell of every chapter (book/NN_*.ipynb); nothing else in the
-notebooks changes. `lib_ref` must be a tag or a commit, never a branch: a branch moves, so a
-chapter that ran yesterday could break today. Create the tag on the commit that contains this
-change (``git tag v1.0 && git push origin v1.0``) so the release installs the lib it documents.
+Moving updates `_config.yml` (url and branch), the project URLs in `pyproject.toml`, and the setup
+cell of every chapter (book/NN_*.ipynb); nothing else in the notebooks changes. To freeze a course
+on one version, retarget to a tag on a branch of your own (``--ref fall-2026``), commit, create
+the tag on that commit (``git tag fall-2026 && git push origin fall-2026``) and build the site
+from it: its Colab buttons open, and its setup cells install, exactly that tag.
 """
 from __future__ import annotations
 
@@ -35,8 +37,8 @@ import nbformat
 if __package__ in (None, ""):  # run as a script: python tools/retarget.py
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tools.common import (  # noqa: E402
-    REPO, SETUP_TAG, branch_problem, chapters, distribution_name, expected_setup_source,
-    first_code_cell, load_config, ref_exists, repository,
+    REPO, SETUP_TAG, notebooks, distribution_name, expected_setup_source, extras_available,
+    first_code_cell, load_config, ref_exists, ref_problem, repository, setup_extras,
 )
 
 
@@ -48,10 +50,10 @@ def check(repo: Path = REPO) -> list[str]:
     """Every way the book's chapters disagree with `_config.yml`, as messages (empty: all good)."""
     problems = []
     url, ref = repository(repo)
-    if (why := branch_problem(ref, repo)) is not None:
+    if (why := ref_problem(ref)) is not None:
         problems.append(f"_config.yml: {why}")
-    expected = expected_setup_source(repo)
-    for path in chapters(repo):
+    known_extras = extras_available(repo)
+    for path in notebooks(repo):
         name = path.relative_to(repo)
         nb = nbformat.read(path, as_version=nbformat.NO_CONVERT)
         i = first_code_cell(nb)
@@ -59,6 +61,11 @@ def check(repo: Path = REPO) -> list[str]:
             problems.append(f"{name}: the first code cell is not the Colab setup cell")
             continue
         cell = nb.cells[i]
+        extras = setup_extras(cell.source)
+        if unknown := sorted(set(extras) - known_extras):
+            problems.append(f"{name}: the setup cell asks for extras {unknown} that pyproject.toml "
+                            f"does not define (it has {sorted(known_extras)})")
+        expected = expected_setup_source(repo, extras)
         if cell.source.rstrip() != expected:
             problems.append(
                 f"{name}: setup cell differs from _config.yml; expected exactly\n{expected}\n"
@@ -71,14 +78,15 @@ def check(repo: Path = REPO) -> list[str]:
 
 def rewrite_setup_cells(repo: Path = REPO, dry_run: bool = False) -> list[Path]:
     """Make every chapter's setup cell exactly what `_config.yml` says; return the changed files."""
-    expected = expected_setup_source(repo)
     changed = []
-    for path in chapters(repo):
+    for path in notebooks(repo):
         nb = nbformat.read(path, as_version=nbformat.NO_CONVERT)
         i = first_code_cell(nb)
         if i is not None and _is_setup_cell(nb.cells[i]):
             cell = nb.cells[i]
-        else:  # no setup cell yet: insert one before the first code cell
+            expected = expected_setup_source(repo, setup_extras(cell.source))
+        else:
+            expected = expected_setup_source(repo)  # no setup cell yet: insert one before the first code cell
             cell = nbformat.v4.new_code_cell("")
             if nb.nbformat_minor < 5:  # cell ids came with nbformat 4.5
                 del cell["id"]
@@ -120,42 +128,35 @@ def _set_section_keys(text: str, section: str, values: dict[str, str]) -> str:
     return "".join(lines)
 
 
-def move(repo: Path, url: str | None, ref: str | None, branch: str | None) -> None:
-    section = load_config(repo).get("repository") or {}
-    old_url, old_ref = str(section.get("url") or "").rstrip("/"), section.get("lib_ref")
-    if not (url or old_url) or not (ref or old_ref):
-        sys.exit("error: _config.yml has no repository.url/lib_ref yet: give both --repo and --ref")
+def move(repo: Path, url: str | None, ref: str | None) -> None:
+    old_url, old_ref = repository(repo)
     url = (url or old_url).rstrip("/")
     if url.endswith(".git"):
         url = url[:-4]
     ref = ref or old_ref
-    if (why := branch_problem(ref, repo)) is not None:
+    if (why := ref_problem(ref)) is not None:
         sys.exit(f"error: {why}")
-    values = {"url": url, "lib_ref": ref}
-    if branch:
-        values["branch"] = branch
     config = repo / "_config.yml"
-    new_text = _set_section_keys(config.read_text(encoding="utf-8"), "repository", values)
-    if old_url and url != old_url and "github.com/" in old_url and "github.com/" in url:
-        # the example Colab URL in the comments, .../github/<org>/<repo>/blob/...
+    text = _set_section_keys(config.read_text(encoding="utf-8"), "repository", {"url": url, "branch": ref})
+    # the example URLs in the comments, .../github/<org>/<repo>/blob/<ref>/...
+    if url != old_url and "github.com/" in old_url and "github.com/" in url:
         old_path, new_path = old_url.split("github.com/", 1)[1], url.split("github.com/", 1)[1]
-        new_text = new_text.replace(f"/github/{old_path}/", f"/github/{new_path}/")
-    config.write_text(new_text, encoding="utf-8")
+        text = text.replace(f"/github/{old_path}/", f"/github/{new_path}/")
+    text = text.replace(f"/blob/{old_ref}/", f"/blob/{ref}/").replace(f"@{old_ref}\n", f"@{ref}\n")
+    config.write_text(text, encoding="utf-8")
     if repository(repo) != (url, ref):  # the edit must read back as intended
-        sys.exit(f"error: could not set repository.url/lib_ref in {config}; edit it by hand")
+        sys.exit(f"error: could not set repository.url/branch in {config}; edit it by hand")
     pyproject = repo / "pyproject.toml"
-    if old_url and url != old_url and old_url in (text := pyproject.read_text(encoding="utf-8")):
+    if url != old_url and old_url in (text := pyproject.read_text(encoding="utf-8")):
         pyproject.write_text(text.replace(old_url, url), encoding="utf-8")
-    print(f"_config.yml: repository.url = {url}, repository.lib_ref = {ref}"
-          + (f", repository.branch = {branch}" if branch else ""))
+    print(f"_config.yml: repository.url = {url}, repository.branch = {ref}")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repo", help="the book's repository URL, e.g. https://github.com/me/my-fork")
-    parser.add_argument("--ref", help="the tag or commit Colab installs lib from (never a branch)")
-    parser.add_argument("--branch", help="the branch the Colab button opens the chapters from")
+    parser.add_argument("--ref", help="the branch or tag the Colab button opens and the setup cells install")
     parser.add_argument("--check", action="store_true", help="change nothing; exit 1 if a chapter is off")
     parser.add_argument("--dry-run", action="store_true", help="say which chapters would change")
     parser.add_argument("--root", type=Path, default=REPO, help=argparse.SUPPRESS)
@@ -166,24 +167,24 @@ def main(argv: list[str] | None = None) -> int:
         problems = check(repo)
         for p in problems:
             print(p, file=sys.stderr)
-        n = len(chapters(repo))
-        print(f"{n} chapter(s) checked against _config.yml: "
+        n = len(notebooks(repo))
+        print(f"{n} notebook(s) checked against _config.yml: "
               + ("all setup cells agree" if not problems else f"{len(problems)} problem(s)"))
         return 1 if problems else 0
-    if args.dry_run and (args.repo or args.ref or args.branch):
+    if args.dry_run and (args.repo or args.ref):
         parser.error("--dry-run only previews the setup cells for the current _config.yml")
-    if args.repo or args.ref or args.branch:
-        move(repo, args.repo, args.ref, args.branch)
+    if args.repo or args.ref:
+        move(repo, args.repo, args.ref)
     changed = rewrite_setup_cells(repo, dry_run=args.dry_run)
     verb = "would change" if args.dry_run else "rewrote"
-    print(f"{verb} the setup cell of {len(changed)} of {len(chapters(repo))} chapter(s)"
+    print(f"{verb} the setup cell of {len(changed)} of {len(notebooks(repo))} notebook(s)"
           + "".join(f"\n  {p.relative_to(repo)}" for p in changed))
     url, ref = repository(repo)
     print(f"setup cells install: {distribution_name(repo)} @ git+{url}@{ref}")
     if not args.dry_run and not ref_exists(ref, repo):
-        print(f"note: {ref!r} is not a tag or commit of this clone yet. Commit this change, then\n"
-              f"  git tag {ref} && git push origin {ref}\n"
-              f"so that Colab can install lib from it.")
+        print(f"note: {ref!r} is not a branch or tag of this clone yet. Commit this change, then create\n"
+              f"it on that commit and push it (a tag: git tag {ref} && git push origin {ref}),\n"
+              f"so that Colab can open the chapters and install lib from it.")
     return 0
 
 

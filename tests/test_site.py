@@ -33,6 +33,9 @@ def test_references_page_lists_the_bibliography(site_build: SiteBuild) -> None:
     text = page.read_text(encoding="utf-8")
     for name in ("Vaswani", "Attention is all you need", "Bahdanau", "Narang"):
         assert name in text, f"{name!r} not on the references page"
+    # Labelled as the text cites, author-year ("[Vaswani et al., 2017]"), not alpha ("[VSP+17]").
+    assert "Vaswani et al., 2017" in text, "the bibliography's labels are not author-year"
+    assert "VSP+17" not in text
 
 
 @pytest.mark.site

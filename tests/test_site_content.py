@@ -2,7 +2,10 @@
 
 - every chapter notebook (book/NN_*.ipynb) is a page of the book (listed in `_toc.yml`);
 - every figure a chapter's notebook produced when the build ran it is on the page, and its file is there;
-- exercises are numbered, and each has its solution in a dropdown;
+- exercises are numbered per chapter (chapter 2's are "Exercise 2.1", "Exercise 2.2", ...), and each
+  has its solution in a dropdown;
+- every claim a chapter checked (`lib.claim`'s "✔ Claim: ..." lines in its executed notebook) is in
+  the Claims appendix, with the values this build measured, linked to the place it was checked;
 - training progress bars are one clean line per run: no tqdm widget (it cannot render on a static
   page), and no half-finished bar;
 - the intro's chapter table and the instructors' page show each chapter's run time as this build
@@ -20,7 +23,7 @@ import pytest
 import yaml
 
 from conftest import EXECUTED, HTML, REPO, SiteBuild
-from tools.book_ext import NO_CHAPTER, RUNTIMES_JSON, format_seconds
+from tools.book_ext import CLAIM_LINE, NO_CHAPTER, RUNTIMES_JSON, format_seconds
 from tools.common import chapters
 
 pytestmark = pytest.mark.site
@@ -164,8 +167,9 @@ def test_exercises_are_numbered_with_solutions_in_dropdowns(chapter: Path, built
     page = _page(docname)
     assert page.exercises, f"{docname}: no exercises on the page (CONTRIBUTING: at least three)"
     numbers = [e["number"] for e in page.exercises]
-    assert all(n and re.fullmatch(r"Exercise \d+(\.\d+)*", n) for n in numbers), f"{docname}: unnumbered exercises: {numbers}"
-    assert len(set(numbers)) == len(numbers), f"{docname}: exercise numbers repeat: {numbers}"
+    n = int(chapter.name[:2])
+    expected = [f"Exercise {n}.{k}" for k in range(1, len(numbers) + 1)]
+    assert numbers == expected, f"{docname}: exercises must be numbered per chapter, {expected}; found {numbers}"
     for sol in page.solutions:
         assert "dropdown" in sol["classes"], f"{docname}: solution {sol['id']} is not a dropdown (:class: dropdown)"
     solved = {ref for sol in page.solutions for ref in sol["refs"]}
@@ -224,3 +228,37 @@ def test_instructors_page_tabulates_every_chapter(built) -> None:
     for docname, data in measured.items():
         assert [data["title"], format_seconds(data["seconds"])] in rows, (
             f"instructors page: no row for {data['title']!r} with its measured time")
+
+
+def _claim_lines(notebook: Path) -> list[str]:
+    """The lines `lib.claim` printed when the build executed `notebook`."""
+    nb = nbformat.read(notebook, as_version=4)
+    return [line.strip() for cell in nb.cells if cell.cell_type == "code"
+            for out in cell.get("outputs", []) if out.get("output_type") == "stream"
+            for line in out.get("text", "").splitlines() if CLAIM_LINE.match(line.strip())]
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=_ids(CHAPTERS))
+def test_every_chapter_checks_claims(chapter: Path, built) -> None:
+    lines = _claim_lines(EXECUTED / "book" / chapter.name)
+    assert len(lines) >= 3, f"{chapter.name}: only {len(lines)} lib.claim line(s) in its executed notebook"
+    assert all(line.startswith("✔") for line in lines), lines
+
+
+def test_claims_ledger_lists_every_claim_with_its_values(built) -> None:
+    page = _page("book/claims")
+    rows = [r for r in page.runtime_rows if len(r) == 4 and r[0] != "Chapter"]
+    expected = []
+    for notebook in sorted((EXECUTED / "book").glob("*.ipynb")):
+        for line in _claim_lines(notebook):
+            m = CLAIM_LINE.match(line)
+            expected.append((" ".join(m["statement"].split()), " ".join((m["values"] or "").split())))
+    assert expected, "no notebook checked a claim"
+    found = [(r[1], r[2]) for r in rows]
+    assert sorted(found) == sorted(expected), "the Claims appendix does not list exactly the claims the build checked"
+    assert all(r[3] == "✔" for r in rows)
+    text = (HTML / "book" / "claims.html").read_text(encoding="utf-8")
+    for chapter in CHAPTERS:
+        if _claim_lines(EXECUTED / "book" / chapter.name):
+            assert f'href="{chapter.stem}.html#claim-1"' in text, f"no link to {chapter.stem}'s first claim"
+            assert 'id="claim-1"' in (HTML / "book" / f"{chapter.stem}.html").read_text(encoding="utf-8")

@@ -13,6 +13,20 @@ and the pages that show them are rewritten whenever a notebook is executed again
 not execute notebooks says "not measured". The same numbers are written to
 `_build/html/_static/chapter-runtimes.json` (the tests pick their cheapest chapter from it).
 
+**The claims ledger.** Every chapter checks the claims of its prose with `lib.claim`, which prints
+one line per claim, ``✔ Claim: statement — name=value, ...``. While the build reads each executed
+notebook, those lines are collected from its cell outputs (each gets an anchor, ``claim-N``), and a
+``{claims-ledger}`` directive (the Claims appendix, `book/claims.md`) becomes a table: chapter,
+statement, the values this build measured, held or not, each linked to the place it was checked.
+
+**Exercises are numbered per chapter.** sphinx-exercise numbers exercises across the whole book;
+here they are renumbered within each chapter as ``N.k`` (chapter 2's first is "Exercise 2.1").
+
+**Author–year bibliography.** The text cites "Vaswani et al. (2017)"; the References page labels
+its entries the same way ("[Vaswani et al., 2017]"), sorted by author and year, instead of
+pybtex's alpha labels ("[VSP+17]"): the bibliography style ``authoryear`` registered here
+(`_config.yml` sets ``bibtex_default_style: authoryear``).
+
 **Progress bars.** The kernels that the build starts get ``LIB_PROGRESS=final``: `lib.train` then
 prints its progress bar once, in its final state, which a static page shows as one clean line. A
 live tqdm widget needs a running kernel; Jupyter and Colab readers still get one.
@@ -37,6 +51,9 @@ CHAPTER_DOC = re.compile(r"^book/(\d\d)_[^/]+$")
 NOT_MEASURED = "not measured"
 NO_CHAPTER = "—"
 RUNTIMES_JSON = "chapter-runtimes.json"
+
+
+CLAIM_LINE = re.compile(r"^(?P<mark>[✔✘]) Claim: (?P<statement>.+?)(?: — (?P<values>.*))?$")
 
 
 class runtime_placeholder(nodes.Inline, nodes.TextElement):
@@ -141,6 +158,56 @@ class FillRuntimes(SphinxPostTransform):
             node.replace_self(nodes.inline(text, text, classes=["chapter-runtime"]))
         for node in list(self.document.findall(runtime_table_placeholder)):
             node.replace_self(self._table(env, builder, chapters, node["classes"]))
+        for node in list(self.document.findall(claims_placeholder)):
+            node.replace_self(self._claims_table(env, builder))
+
+    def _claims_table(self, env, builder) -> nodes.Node:
+        claims = _claims(env)
+        if not claims:
+            para = nodes.paragraph()
+            para += nodes.emphasis("", "This build executed no notebook, so it checked no claim.")
+            return para
+        order = {doc: number for number, doc in chapter_docs(env).items()}
+        docs = sorted(claims, key=lambda d: (order.get(d, 99), d))
+        table = nodes.table(classes=["claims-ledger"])
+        group = nodes.tgroup(cols=4)
+        table += group
+        for width in (18, 47, 28, 7):
+            group += nodes.colspec(colwidth=width)
+
+        def row(cells, bold=False):
+            r = nodes.row()
+            for content in cells:
+                para = nodes.paragraph()
+                para += nodes.strong("", "", content) if bold else content
+                r += nodes.entry("", para)
+            return r
+
+        head = nodes.thead()
+        head += row([nodes.Text(t) for t in ("Chapter", "Claim", "Measured in this build", "Held")])
+        body = nodes.tbody()
+        total = held = 0
+        for docname in docs:
+            title = env.titles[docname].astext() if docname in env.titles else docname
+            try:
+                uri = builder.get_relative_uri(env.docname, docname)
+            except Exception:  # noqa: BLE001 - builders without URIs
+                uri = docname
+            for claim in claims[docname]:
+                total += 1
+                held += claim["held"]
+                chapter = nodes.reference("", title, internal=True, refuri=uri)
+                statement = nodes.reference("", claim["statement"], internal=True,
+                                            refuri=f"{uri}#{claim['anchor']}")
+                values = nodes.literal(claim["values"], claim["values"]) if claim["values"] else nodes.Text("")
+                body += row([chapter, statement, values, nodes.Text("✔" if claim["held"] else "✘")])
+        group += head
+        group += body
+        summary = nodes.paragraph()
+        summary += nodes.Text(f"{held} of {total} claims held in the build that made this site, "
+                              f"in {len(docs)} pages.")
+        summary["classes"].append("claims-summary")
+        return nodes.container("", summary, table, classes=["claims-ledger-wrapper"])
 
     def _table(self, env, builder, chapters: dict[int, str], classes: list[str]) -> nodes.table:
         table = nodes.table(classes=["chapter-runtimes", *classes])
@@ -179,6 +246,57 @@ class FillRuntimes(SphinxPostTransform):
         return table
 
 
+class claims_placeholder(nodes.General, nodes.Element):
+    """Becomes the table of every claim the build checked."""
+
+
+def _claims(env) -> dict[str, list[dict]]:
+    if not hasattr(env, "book_claims"):
+        env.book_claims = {}
+    return env.book_claims
+
+
+def collect_claims(app: Sphinx, doctree: nodes.document) -> None:
+    """Find the lines `lib.claim` printed in this page's cell outputs; anchor each one."""
+    env = app.env
+    found = []
+    for block in doctree.findall(nodes.literal_block):
+        if "output" not in block.get("classes", []) and not _inside_cell_output(block):
+            continue
+        lines = [CLAIM_LINE.match(line.strip()) for line in block.astext().splitlines()]
+        lines = [m for m in lines if m]
+        if not lines:
+            continue
+        anchor = f"claim-{len(found) + 1}"
+        block["ids"].append(anchor)
+        for m in lines:
+            found.append({"statement": m["statement"], "values": m["values"] or "",
+                          "held": m["mark"] == "✔", "anchor": anchor})
+    if found:
+        _claims(env)[env.docname] = found
+    else:
+        _claims(env).pop(env.docname, None)
+
+
+def _inside_cell_output(node: nodes.Node) -> bool:
+    parent = node.parent
+    while parent is not None:
+        if "cell_output" in parent.get("classes", []):
+            return True
+        parent = parent.parent
+    return False
+
+
+class ClaimsLedger(SphinxDirective):
+    """A table of every claim every chapter checked, with the values this build measured."""
+
+    has_content = False
+
+    def run(self):
+        _users(self.env)[self.env.docname] = True
+        return [claims_placeholder()]
+
+
 def rewrite_users_after_execution(app: Sphinx, env) -> list[str]:
     """Pages that show run times are written again whenever a notebook was executed."""
     executed = getattr(env, "nb_new_exec_data", False)
@@ -187,10 +305,30 @@ def rewrite_users_after_execution(app: Sphinx, env) -> list[str]:
 
 def purge(app: Sphinx, env, docname: str) -> None:
     _users(env).pop(docname, None)
+    _claims(env).pop(docname, None)
 
 
 def merge(app: Sphinx, env, docnames, other) -> None:
     _users(env).update({d: True for d in _users(other) if d in docnames})
+    _claims(env).update({d: c for d, c in _claims(other).items() if d in docnames})
+
+
+def number_exercises_per_chapter(app: Sphinx, env) -> list[str]:
+    """Exercise k of chapter N is "Exercise N.k" (sphinx-exercise counts across the whole book).
+
+    Runs after Sphinx has assigned its figure numbers (`env-get-updated`, connected after the
+    built-in collector), and rewrites the exercise numbers of every page in place: numbered in
+    the order Sphinx counted them, i.e. the page's reading order.
+    """
+    for docname, by_type in env.toc_fignumbers.items():
+        numbers = by_type.get("exercise")
+        if not numbers:
+            continue
+        m = CHAPTER_DOC.match(docname)
+        prefix = (int(m.group(1)),) if m else ()
+        for k, key in enumerate(sorted(numbers, key=numbers.get), start=1):
+            numbers[key] = (*prefix, k)
+    return []
 
 
 def write_json(app: Sphinx, exception) -> None:
@@ -208,6 +346,46 @@ def write_json(app: Sphinx, exception) -> None:
     out = Path(app.outdir, "_static", RUNTIMES_JSON)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+
+
+def _register_author_year_style() -> None:
+    """The pybtex style `authoryear`: labels "Vaswani et al., 2017", sorted by author and year."""
+    from pybtex.plugin import register_plugin
+    from pybtex.style.formatting.unsrt import Style as UnsrtStyle
+    from pybtex.style.labels import BaseLabelStyle
+    from pybtex.style.sorting.author_year_title import SortingStyle
+
+    class AuthorYearLabels(BaseLabelStyle):
+        def format_labels(self, sorted_entries):
+            seen: dict[str, int] = {}
+            labels = []
+            for entry in sorted_entries:
+                people = entry.persons.get("author") or entry.persons.get("editor") or []
+                names = [" ".join(p.prelast_names + p.last_names) for p in people]
+                if not names:
+                    who = entry.fields.get("title", entry.key)
+                elif len(names) == 1:
+                    who = names[0]
+                elif len(names) == 2:
+                    who = f"{names[0]} and {names[1]}"
+                else:
+                    who = f"{names[0]} et al."
+                label = f"{who}, {entry.fields.get('year', 'n.d.')}"
+                labels.append(label)
+                seen[label] = seen.get(label, 0) + 1
+            suffix: dict[str, int] = {}
+            for label in labels:  # two "Vaswani et al., 2017": 2017a, 2017b
+                if seen[label] > 1:
+                    suffix[label] = suffix.get(label, 0) + 1
+                    yield label + "abcdefghijklmnopqrstuvwxyz"[suffix[label] - 1]
+                else:
+                    yield label
+
+    class AuthorYearStyle(UnsrtStyle):
+        default_label_style = AuthorYearLabels
+        default_sorting_style = SortingStyle
+
+    register_plugin("pybtex.style.formatting", "authoryear", AuthorYearStyle, force=True)
 
 
 def dedupe_scripts(app: Sphinx, pagename, templatename, context, doctree) -> None:
@@ -233,15 +411,20 @@ def dedupe_scripts(app: Sphinx, pagename, templatename, context, doctree) -> Non
 def setup(app: Sphinx) -> dict:
     # For every kernel this build starts (they inherit the environment): see lib.train.
     os.environ.setdefault("LIB_PROGRESS", "final")
+    _register_author_year_style()
     app.add_node(runtime_placeholder)
     app.add_node(runtime_table_placeholder)
     app.add_role("chapter-runtime", chapter_runtime_role)
     app.add_role("build-machine", build_machine_role)
     app.add_directive("chapter-runtimes", ChapterRuntimes)
+    app.add_node(claims_placeholder)
+    app.add_directive("claims-ledger", ClaimsLedger)
+    app.connect("doctree-read", collect_claims)
+    app.connect("env-get-updated", number_exercises_per_chapter, priority=900)
     app.add_post_transform(FillRuntimes)
     app.connect("env-updated", rewrite_users_after_execution)
     app.connect("env-purge-doc", purge)
     app.connect("env-merge-info", merge)
     app.connect("build-finished", write_json)
     app.connect("html-page-context", dedupe_scripts)
-    return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True, "env_version": 1}
+    return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True, "env_version": 2}

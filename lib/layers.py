@@ -40,6 +40,7 @@ class FeedForward(nn.Module):
         check_int("d_model", d_model, minimum=1)
         check_int("d_ff", d_ff, minimum=1)
         check_choice("activation", activation, sorted(ACTIVATIONS))
+        check_number("dropout", dropout, 0.0, 1.0, high_open=True)
         self.linear1 = nn.Linear(d_model, d_ff)
         self.linear2 = nn.Linear(d_ff, d_model)
         self.activation = ACTIVATIONS[activation]

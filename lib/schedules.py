@@ -64,7 +64,7 @@ def make_schedule(optimizer: torch.optim.Optimizer, name: str, *, warmup_steps: 
         # d_model cancels in the ratio: what is left is min(step / w, sqrt(w / step)).
         factor = lambda step: noam_lr(step, 1, w) / noam_lr(w, 1, w)  # noqa: E731
     else:  # cosine
-        if not isinstance(total_steps, int) or total_steps <= w:
+        if check_int("total_steps", total_steps, minimum=1) <= w:
             raise ValueError(f"schedule='cosine' needs total_steps > warmup_steps={w}, got {total_steps!r}")
 
         def factor(step: int) -> float:

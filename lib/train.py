@@ -154,18 +154,6 @@ class History:
         last = f", last loss {self.loss[-1]:.4f}" if self.loss else ""
         return f"History({len(self.step)} steps{last}, {len(self.evals)} evals, {self.seconds:.1f} s)"
 
-    def to_dataframe(self):
-        """The per-step records as a ``pandas.DataFrame`` (pandas is imported only here)."""
-        import pandas as pd
-
-        return pd.DataFrame({"step": self.step, "loss": self.loss, "lr": self.lr, "grad_norm": self.grad_norm})
-
-    def evals_dataframe(self):
-        """The evaluations as a ``pandas.DataFrame``, one row per evaluation."""
-        import pandas as pd
-
-        return pd.DataFrame(self.evals)
-
 
 Data = Union[Seq2SeqDataset, Iterable[Union[Batch, LMBatch]], Callable[[int], Union[Batch, LMBatch]]]
 

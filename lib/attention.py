@@ -7,9 +7,10 @@ Masks are boolean, ``True`` = *this query may attend to this key* (see ``lib.mas
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Callable, Iterator
+from typing import Callable
 
 import torch
 import torch.nn.functional as F

@@ -117,7 +117,7 @@ class Batch:
     tgt_out: Tensor
     pad_id: int = PAD_ID
 
-    def to(self, device: torch.device | str | None) -> "Batch":
+    def to(self, device: torch.device | str | None) -> Batch:
         return Batch(self.src.to(device), self.tgt_in.to(device), self.tgt_out.to(device), self.pad_id)
 
     def __len__(self) -> int:
@@ -141,7 +141,7 @@ class LMBatch:
     target: Tensor
     pad_id: int = PAD_ID
 
-    def to(self, device: torch.device | str | None) -> "LMBatch":
+    def to(self, device: torch.device | str | None) -> LMBatch:
         return LMBatch(self.input.to(device), self.target.to(device), self.pad_id)
 
     def __len__(self) -> int:

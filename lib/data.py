@@ -42,7 +42,6 @@ from .batching import (  # noqa: F401  (re-exported: lib.data is where readers l
 )
 from .checks import check_choice, check_int, check_number
 
-
 # ----------------------------------------------------------------------------------------------
 # The tasks
 # ----------------------------------------------------------------------------------------------
@@ -209,7 +208,7 @@ class TaskStream:
         self._next = self.make(self.rng, batch_size, **kw)
         self.src_vocab, self.tgt_vocab = self._next.src_vocab, self._next.tgt_vocab
 
-    def __iter__(self) -> "TaskStream":
+    def __iter__(self) -> TaskStream:
         return self
 
     def __next__(self) -> Batch:

@@ -7,8 +7,8 @@ import torch
 from torch import Tensor, nn
 
 from .attention import KVCache
-from .layers import EncoderLayer
 from .checks import check_int
+from .layers import EncoderLayer
 from .transformer import TokenModel, validate_model_config
 
 

@@ -5,7 +5,7 @@ importing ``lib`` changes no global state (``matplotlib.rcParams`` stay as they 
 """
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np

@@ -8,8 +8,8 @@ import math
 import os
 import time
 import warnings
-from dataclasses import dataclass, field
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from itertools import count
 from typing import Union
 
@@ -20,8 +20,8 @@ from torch.optim.lr_scheduler import LRScheduler
 from tqdm.auto import tqdm
 from tqdm.std import tqdm as _text_tqdm
 
-from .checks import check_int, check_number
 from .batching import Batch, LMBatch, Seq2SeqDataset, to_lm_batch
+from .checks import check_int, check_number
 from .data import TaskStream
 from .schedules import make_schedule
 

@@ -11,9 +11,8 @@ import pytest
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-from lib import EncoderLayer, record_attention
 import lib
-from lib import bench
+from lib import EncoderLayer, bench, record_attention
 
 
 def test_loglog_slope_recovers_a_power_law():

@@ -42,8 +42,8 @@ from pathlib import Path
 
 import nbformat
 import pytest
-
 from conftest import REPO, chapters_to_execute, skip_or_fail
+
 from tools.common import chapters, first_code_cell, ref_exists, repository
 from tools.student_versions import check_cell_indices, first_exercise_index, student_version
 

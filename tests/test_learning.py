@@ -1,5 +1,4 @@
 """The models really learn, on the CPU, in seconds; and the same seed gives the same numbers."""
-import torch
 
 import lib
 from lib import Seq2SeqRNN, TaskStream, Transformer, TransformerConfig, evaluate, greedy_decode, make_task, train

@@ -161,7 +161,7 @@ class FillRuntimes(SphinxPostTransform):
         head += row(nodes.Text("Chapter"), nodes.Text("Run time"))
         body = nodes.tbody()
         total, complete = 0.0, True
-        for number, docname in chapters.items():
+        for docname in chapters.values():
             title = env.titles[docname].astext() if docname in env.titles else docname
             try:
                 uri = builder.get_relative_uri(env.docname, docname)

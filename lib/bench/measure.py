@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 
 import torch
 import torch.nn.functional as F
@@ -24,7 +25,7 @@ def bench_matmul(sizes: list[int], repeats: int, min_seconds: float, device: tor
     for n in sizes:
         a, b = (torch.randn(n, n, device=device) for _ in range(2))
         out = torch.empty(n, n, device=device)
-        seconds = compare({"mm": lambda: torch.mm(a, b, out=out)}, repeats, min_seconds, device)["mm"]
+        seconds = compare({"mm": partial(torch.mm, a, b, out=out)}, repeats, min_seconds, device)["mm"]
         rows.append({"n": n, "seconds": seconds, "flops": 2 * n**3 / seconds})
     best = max(rows, key=lambda row: row["flops"])
     return {"rows": rows, "peak_flops": best["flops"], "peak_n": best["n"]}
@@ -62,18 +63,12 @@ def bench_attention(configs: list[tuple[int, int, int, int]], repeats: int, min_
         x = torch.randn(B, T, d, device=device, requires_grad=True)
         grad = torch.randn(B, T, d, device=device)
         for masked in (False, True):
-            mask = causal_mask(T, device=device) if masked else None
-            flipped = None if mask is None else ~mask
-            calls = {
-                "explicit": lambda: ours(x, x, x, mask, need_weights=True)[0],
-                "fused": lambda: ours(x, x, x, mask, need_weights=False)[0],
-                "torch": lambda: twin(x, x, x, attn_mask=flipped, need_weights=False, is_causal=masked)[0],
-            }
+            calls = _attention_calls(ours, twin, x, causal_mask(T, device=device) if masked else None)
             for mode in ("forward", "forward+backward"):
                 training = mode == "forward+backward"
                 ours.train(training)
                 twin.train(training)
-                wrap = (lambda call: _with_backward(call, grad)) if training else _no_grad
+                wrap = partial(_with_backward, grad=grad) if training else _no_grad
                 fns = {name: wrap(call) for name, call in calls.items()}
                 t = compare(fns, repeats, min_seconds, device)
                 rows.append({
@@ -83,6 +78,17 @@ def bench_attention(configs: list[tuple[int, int, int, int]], repeats: int, min_
                     "explicit_over_fused": t["explicit"] / t["fused"],
                 })
     return rows
+
+
+def _attention_calls(ours: MultiHeadAttention, twin: nn.MultiheadAttention, x: Tensor,
+                     mask: Tensor | None) -> dict[str, Callable[[], Tensor]]:
+    """Self-attention of ``x`` three ways; ``twin`` gets the mask flipped plus its ``is_causal`` hint."""
+    flipped, causal = (None, False) if mask is None else (~mask, True)
+    return {
+        "explicit": lambda: ours(x, x, x, mask, need_weights=True)[0],
+        "fused": lambda: ours(x, x, x, mask, need_weights=False)[0],
+        "torch": lambda: twin(x, x, x, attn_mask=flipped, need_weights=False, is_causal=causal)[0],
+    }
 
 
 def _no_grad(call: Callable[[], Tensor]) -> Callable[[], Tensor]:

@@ -159,8 +159,9 @@ def beam_search(
         logp = step(tokens).log_softmax(dim=-1)                           # [B*K, V]
         V = logp.size(-1)
         if eos_id is not None:                         # a finished hypothesis only repeats <eos>, free
-            logp[done] = float("-inf")
-            logp[done, eos_id] = 0.0
+            only_eos = torch.full_like(logp[:1], float("-inf"))
+            only_eos[0, eos_id] = 0.0
+            logp = torch.where(done[:, None], only_eos, logp)      # (no boolean indexing: no sync)
         candidates = (scores.view(B * K, 1) + logp).view(B, K * V)
         scores, flat = candidates.topk(K, dim=-1)                          # [B, K]
         beam = flat // V + torch.arange(B, device=flat.device)[:, None] * K

@@ -1,4 +1,5 @@
 """Toy tasks, vocabularies and batching (lib.data)."""
+
 import datetime
 
 import pytest

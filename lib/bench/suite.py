@@ -18,38 +18,32 @@ from .report import to_markdown
 
 # The sizes of a run.  ``quick`` is the CI size (well under a minute on a 2-core laptop CPU);
 # ``tiny`` only checks that everything runs (the unit tests); ``full`` is the real measurement.
+# A table, laid out by hand: one line per part of the run.
+# fmt: off
 SIZES: dict[str, dict] = {
     "tiny": dict(
-        repeats=3,
-        min_seconds=0.0,
-        matmul=[128, 256],
+        repeats=3, min_seconds=0.0, matmul=[128, 256],
         attention=[(2, 32, 32, 2)],
         scaling=dict(B=1, H=2, d_head=16, T=[32, 64, 128]),
-        lm=dict(batch=4, T=16),
-        layer=dict(batch=1, T=32, d_model=64, n_heads=2, d_ff=128),
+        lm=dict(batch=4, T=16), layer=dict(batch=1, T=32, d_model=64, n_heads=2, d_ff=128),
         decoding=dict(batch=2, prompt=4, new=8),
     ),
     "quick": dict(
-        repeats=5,
-        min_seconds=0.02,
-        matmul=[512, 1024],
+        repeats=5, min_seconds=0.02, matmul=[512, 1024],
         attention=[(4, 128, 128, 4)],
         scaling=dict(B=1, H=8, d_head=64, T=[128, 256, 512, 1024]),
-        lm=dict(batch=16, T=64),
-        layer=dict(batch=2, T=128, d_model=512, n_heads=8, d_ff=2048),
+        lm=dict(batch=16, T=64), layer=dict(batch=2, T=128, d_model=512, n_heads=8, d_ff=2048),
         decoding=dict(batch=8, prompt=16, new=48),
     ),
     "full": dict(
-        repeats=9,
-        min_seconds=0.1,
-        matmul=[512, 1024, 2048],
+        repeats=9, min_seconds=0.1, matmul=[512, 1024, 2048],
         attention=[(8, 256, 256, 8), (2, 1024, 512, 8)],
         scaling=dict(B=1, H=8, d_head=64, T=[128, 256, 512, 1024, 2048, 4096]),
-        lm=dict(batch=32, T=128),
-        layer=dict(batch=8, T=256, d_model=512, n_heads=8, d_ff=2048),
+        lm=dict(batch=32, T=128), layer=dict(batch=8, T=256, d_model=512, n_heads=8, d_ff=2048),
         decoding=dict(batch=8, prompt=16, new=240),
     ),
 }
+# fmt: on
 
 
 def run_benchmarks(size: str = "full", device: torch.device | str | None = None, repeats: int | None = None) -> dict:

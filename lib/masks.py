@@ -77,10 +77,16 @@ def is_causal_mask(mask: Tensor) -> bool:
     T = mask.size(-1)
     if mask.dim() < 2 or mask.size(-2) != T or mask.numel() != T * T:
         return False
-    if _last_answer is not None and _last_answer[0]() is mask and _last_answer[1] == mask._version:
-        return _last_answer[2]
+    try:
+        version = mask._version
+    except RuntimeError:  # an inference-mode tensor has no version counter: do not remember it
+        version = None
+    last = _last_answer
+    if version is not None and last is not None and last[0]() is mask and last[1] == version:
+        return last[2]
     answer = torch.equal(mask.reshape(T, T), torch.ones(T, T, dtype=torch.bool, device=mask.device).tril())
-    _last_answer = (weakref.ref(mask), mask._version, answer)
+    if version is not None:
+        _last_answer = (weakref.ref(mask), version, answer)
     return answer
 
 

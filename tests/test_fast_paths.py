@@ -141,3 +141,12 @@ def test_causal_mask_recognition_compares_each_mask_object_once(monkeypatch):
     assert len(compared) == 1  # three decoder layers, one comparison
     mask[5, 5] = False  # modified in place: asked again, and the answer changes
     assert not is_causal_mask(mask) and len(compared) == 2
+
+
+def test_causal_mask_recognition_in_inference_mode():
+    """Inference-mode tensors have no version counter: recognised all the same, just not remembered."""
+    mha, x = make_mha().eval(), torch.randn(2, 5, 32)
+    with torch.inference_mode():
+        mask = causal_mask(5)
+        assert is_causal_mask(mask) and not is_causal_mask(torch.ones(5, 5, dtype=torch.bool))
+        torch.testing.assert_close(mha(x, x, x, mask, need_weights=False)[0], mha(x, x, x, is_causal=True)[0])

@@ -10,6 +10,7 @@ command runs it; pytest-xdist with `--dist loadgroup`, set in pyproject.toml).
 - Two torch processes on two cores must not each start two threads: every worker, and every
   kernel it starts, runs torch with one thread (`OMP_NUM_THREADS=1`).
 """
+
 from __future__ import annotations
 
 import os

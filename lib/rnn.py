@@ -8,6 +8,7 @@ all encoder states ``h_1 … h_S`` (Bahdanau et al., 2015; Luong et al., 2015):
     e_{t,i} = \\mathrm{score}(s_t, h_i), \\qquad \\alpha_t = \\mathrm{softmax}(e_t), \\qquad
     c_t = \\sum_i \\alpha_{t,i} h_i, \\qquad p(y_t) = \\mathrm{softmax}(W [s_t; c_t])
 """
+
 from __future__ import annotations
 
 import torch
@@ -15,16 +16,10 @@ from torch import Tensor, nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from .attention import scaled_dot_product_attention
-from .masks import padding_mask
-from .transformer import check_tokens
+from .checks import check_choice, check_int, check_tokens
+from .masks import masked_softmax, padding_mask
 
 RNN_ATTENTION = (None, "additive", "dot")
-
-
-def _check_ids(name: str, tokens: Tensor, vocab_size: int) -> None:
-    """Token ids must be a ``[B, T]`` integer tensor with ids in ``[0, vocab_size)`` (any length)."""
-    length = tokens.shape[-1] if isinstance(tokens, Tensor) and tokens.dim() > 0 else 0
-    check_tokens(name, tokens, vocab_size, max_len=length)
 
 
 class AdditiveAttention(nn.Module):
@@ -48,11 +43,7 @@ class AdditiveAttention(nn.Module):
     def forward(self, query: Tensor, keys: Tensor, values: Tensor, mask: Tensor | None = None):
         # [B, T, 1, d_attn] + [B, 1, S, d_attn] -> scores [B, T, S]
         scores = self.v(torch.tanh(self.w_q(query)[:, :, None] + self.w_k(keys)[:, None])).squeeze(-1)
-        if mask is not None:
-            scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
-        weights = scores.softmax(dim=-1)
-        if mask is not None:
-            weights = weights * mask
+        weights = masked_softmax(scores, mask)  # fully masked rows -> 0
         return weights @ values, weights
 
 
@@ -78,11 +69,9 @@ class Seq2SeqRNN(nn.Module):
         pad_id: int = 0,
     ):
         super().__init__()
-        if attention not in RNN_ATTENTION:
-            raise ValueError(f"attention={attention!r} is unknown; expected one of {list(RNN_ATTENTION)}")
-        for name, value in (("vocab_size", vocab_size), ("d_hidden", d_hidden)):
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"{name}={value!r} must be a positive int")
+        check_choice("attention", attention, RNN_ATTENTION)
+        check_int("vocab_size", vocab_size, minimum=1)
+        check_int("d_hidden", d_hidden, minimum=1)
         tgt_vocab_size = tgt_vocab_size or vocab_size
         d_embed = d_embed or d_hidden
         self.attention_kind, self.pad_id = attention, pad_id
@@ -103,53 +92,49 @@ class Seq2SeqRNN(nn.Module):
         its states after that are zeros.
         """
         lengths = (src != self.pad_id).sum(dim=1).clamp(min=1).cpu()
-        packed = pack_padded_sequence(self.src_embed(src), lengths,
-                                      batch_first=True, enforce_sorted=False)
+        packed = pack_padded_sequence(self.src_embed(src), lengths, batch_first=True, enforce_sorted=False)
         states, final = self.encoder(packed)
-        states, _ = pad_packed_sequence(states, batch_first=True,
-                                        total_length=src.size(1))
+        states, _ = pad_packed_sequence(states, batch_first=True, total_length=src.size(1))
         return states, final
 
-    def decode(self, tgt_in: Tensor, states: Tensor,
-               final: tuple[Tensor, Tensor], src: Tensor):
+    def decode(self, tgt_in: Tensor, states: Tensor, final: tuple[Tensor, Tensor], src: Tensor):
         """Logits ``[B, T, V]`` and the decoder's last state (to decode on).
 
         ``states``, ``final``: what :meth:`encode` returned for ``src``.
         """
         # s_t for every step of tgt_in at once (in training: the true y_{t-1})
-        s, last = self.decoder(self.tgt_embed(tgt_in), final)   # [B, T, d]
+        s, last = self.decoder(self.tgt_embed(tgt_in), final)  # [B, T, d]
         if self.attention_kind is None:
-            return self.out_proj(s), last                 # logits W_o s_t
-        mask = padding_mask(src, self.pad_id)[:, 0]       # [B, 1, S]
+            return self.out_proj(s), last  # logits W_o s_t
+        mask = padding_mask(src, self.pad_id)[:, 0]  # [B, 1, S]
         if self.attention_kind == "additive":
             context, weights = self.attention(s, states, states, mask)
-        else:                                             # e_ti = s_t · h_i
-            context, weights = scaled_dot_product_attention(
-                s, states, states, mask, scale=1.0)
-        self.last_attention = weights.detach()            # alpha [B, T, S]
+        else:  # e_ti = s_t · h_i
+            context, weights = scaled_dot_product_attention(s, states, states, mask, scale=1.0)
+        self.last_attention = weights.detach()  # alpha [B, T, S]
         logits = self.out_proj(torch.cat([s, context], dim=-1))  # W_o[s_t;c_t]
         return logits, last
 
     def forward(self, src: Tensor, tgt_in: Tensor) -> Tensor:
-        _check_ids("src", src, self.src_vocab_size)
-        _check_ids("tgt_in", tgt_in, self.tgt_vocab_size)
+        check_tokens("src", src, self.src_vocab_size)
+        check_tokens("tgt_in", tgt_in, self.tgt_vocab_size)
         if tgt_in.size(0) != src.size(0):
             raise ValueError(f"src has batch size {src.size(0)} but tgt_in has {tgt_in.size(0)}; they must match")
         states, final = self.encode(src)
         return self.decode(tgt_in, states, final, src)[0]
 
     @torch.no_grad()
-    def generate(self, src: Tensor, max_len: int, bos_id: int = 1, eos_id: int = 2) -> Tensor:
-        """Greedy decoding, one token at a time; ``[B, ≤ max_len]`` without ``<bos>``, padded after ``<eos>``."""
-        _check_ids("src", src, self.src_vocab_size)
-        if not isinstance(max_len, int) or isinstance(max_len, bool) or max_len < 1:
-            raise ValueError(f"max_len={max_len!r} must be a positive int")
+    def generate(self, src: Tensor, max_new_tokens: int, bos_id: int = 1, eos_id: int = 2) -> Tensor:
+        """Greedy decoding, one token at a time; ``[B, ≤ max_new_tokens]`` without ``<bos>``,
+        padded after ``<eos>``."""
+        check_tokens("src", src, self.src_vocab_size)
+        check_int("max_new_tokens", max_new_tokens, minimum=1)
         was_training = self.training
         self.eval()
         states, state = self.encode(src)
         token = torch.full((src.size(0), 1), bos_id, dtype=torch.long, device=src.device)
         out, done = [], torch.zeros(src.size(0), dtype=torch.bool, device=src.device)
-        for _ in range(max_len):
+        for _ in range(max_new_tokens):
             logits, state = self.decode(token, states, state, src)
             token = logits[:, -1].argmax(dim=-1, keepdim=True)
             out.append(token.masked_fill(done[:, None], self.pad_id))

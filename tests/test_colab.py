@@ -25,6 +25,7 @@ imports something Colab does not have (and `lib` does not bring) fails here.
 It executes the cheapest chapter only, by default (`BOOK_TEST_ALL_CHAPTERS=1`: all; see
 conftest.chapters_to_execute). Needs git (Colab installs lib with `%pip install git+...`).
 """
+
 from __future__ import annotations
 
 import ast
@@ -71,8 +72,7 @@ def _run(cmd, **kw) -> subprocess.CompletedProcess:
 
 def _kernel_env(venv: Path) -> dict:
     """The environment of the Colab-like kernel: this venv first on PATH, nothing of the book's."""
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("PYTHONPATH", "VIRTUAL_ENV", "LIB_PROGRESS", "PYTHONHOME")}
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "TQDM_DISABLE", "PYTHONHOME")}
     paths = [p for p in env.get("PATH", "").split(os.pathsep) if not p.startswith(str(Path(sys.prefix)))]
     env["PATH"] = os.pathsep.join([str(venv / "bin"), *paths])
     return env
@@ -92,10 +92,15 @@ def colab(tmp_path_factory) -> dict:
     assert spec.stdout.strip() == "None", "the fresh environment can already import lib"
     kernel_dir = root / "jupyter" / "kernels" / KERNEL
     kernel_dir.mkdir(parents=True)
-    (kernel_dir / "kernel.json").write_text(json.dumps({
-        "argv": [str(python), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-        "display_name": "Colab-like", "language": "python",
-    }))
+    (kernel_dir / "kernel.json").write_text(
+        json.dumps(
+            {
+                "argv": [str(python), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+                "display_name": "Colab-like",
+                "language": "python",
+            }
+        )
+    )
     return {"root": root, "venv": venv, "python": python, "jupyter_path": root / "jupyter"}
 
 
@@ -154,7 +159,7 @@ def test_chapter_runs_as_in_colab(colab: dict, tmp_path: Path, monkeypatch) -> N
     monkeypatch.setenv("JUPYTER_PATH", str(colab["jupyter_path"]))
     for key, value in _kernel_env(colab["venv"]).items():
         monkeypatch.setenv(key, value)
-    for key in ("PYTHONPATH", "VIRTUAL_ENV", "LIB_PROGRESS", "PYTHONHOME"):
+    for key in ("PYTHONPATH", "VIRTUAL_ENV", "TQDM_DISABLE", "PYTHONHOME"):
         monkeypatch.delenv(key, raising=False)
 
     for chapter in selected:
@@ -163,7 +168,8 @@ def test_chapter_runs_as_in_colab(colab: dict, tmp_path: Path, monkeypatch) -> N
         setup = nb.cells[i]
         m = SPEC_LINE.search(setup.source)
         assert m and (m.group("url"), m.group("ref")) == (url, ref), (
-            f"{chapter.name}: the setup cell does not install lib from {url}@{ref}")
+            f"{chapter.name}: the setup cell does not install lib from {url}@{ref}"
+        )
         setup.source = setup.source.replace(f"git+{url}@", f"git+{local}@")
         nb.cells.insert(i + 1, nbformat.v4.new_code_cell(INSTALLED))  # %pip does not raise when it fails
         nb.cells.insert(0, nbformat.v4.new_code_cell(PRELUDE % (KEPT,)))
@@ -172,14 +178,17 @@ def test_chapter_runs_as_in_colab(colab: dict, tmp_path: Path, monkeypatch) -> N
         workdir = tmp_path / chapter.stem
         workdir.mkdir()  # like /content: nothing but the notebook
         nbformat.write(nb, workdir / chapter.name)
-        client = NotebookClient(nb, kernel_name=KERNEL, timeout=600, allow_errors=False,
-                                resources={"metadata": {"path": str(workdir)}})
+        client = NotebookClient(
+            nb, kernel_name=KERNEL, timeout=600, allow_errors=False, resources={"metadata": {"path": str(workdir)}}
+        )
         try:
             client.execute()
         except Exception as exc:  # noqa: BLE001 - show which cell, with lib installed from where
             pip_output = "".join(o.get("text", "") for o in setup.get("outputs", []))
-            pytest.fail(f"{chapter.name} failed in the Colab-like runtime (lib from {where}).\n"
-                        f"The setup cell printed:\n{pip_output[-2000:]}\n{str(exc)[-5000:]}")
+            pytest.fail(
+                f"{chapter.name} failed in the Colab-like runtime (lib from {where}).\n"
+                f"The setup cell printed:\n{pip_output[-2000:]}\n{str(exc)[-5000:]}"
+            )
         report = json.loads(epilogue.outputs[-1]["text"])
         assert report["lib"].startswith(str(colab["venv"])), report
         pip_output = "".join(o.get("text", "") for o in setup.get("outputs", []))
@@ -217,10 +226,16 @@ def test_every_chapter_imports_only_what_colab_has(colab: dict) -> None:
     missing = {}
     for chapter in chapters():
         modules = sorted(_imported_modules(nbformat.read(chapter, as_version=4)) - {"lib"})
-        probe = _run([str(colab["python"]), "-c",
-                      "import importlib.util, json, sys; "
-                      "print(json.dumps([m for m in sys.argv[1:] if importlib.util.find_spec(m) is None]))",
-                      *modules], cwd=colab["root"])
+        probe = _run(
+            [
+                str(colab["python"]),
+                "-c",
+                "import importlib.util, json, sys; "
+                "print(json.dumps([m for m in sys.argv[1:] if importlib.util.find_spec(m) is None]))",
+                *modules,
+            ],
+            cwd=colab["root"],
+        )
         if absent := json.loads(probe.stdout):
             missing[chapter.name] = absent
     assert not missing, f"chapters import modules that Colab does not have (and lib does not bring): {missing}"

@@ -6,6 +6,7 @@ git+<repository.url>@<repository.branch>`: the same ref that the Colab button op
 from (Jupyter Book builds the button's URL from `repository.url` and `repository.branch`), so the
 notebook and the lib it installs agree by construction.
 """
+
 from __future__ import annotations
 
 import json
@@ -18,8 +19,17 @@ import pytest
 from conftest import REPO
 from tools import retarget
 from tools.common import (
-    SETUP_TAG, SPEC_LINE, distribution_name, expected_setup_source, first_code_cell, load_config,
-    notebooks, ref_problem, repository, setup_extras, setup_source,
+    SETUP_TAG,
+    SPEC_LINE,
+    distribution_name,
+    expected_setup_source,
+    first_code_cell,
+    load_config,
+    notebooks,
+    ref_problem,
+    repository,
+    setup_extras,
+    setup_source,
 )
 
 CHAPTERS = notebooks()
@@ -30,7 +40,8 @@ def test_config_names_the_repository_and_one_ref() -> None:
     assert url.startswith("https://github.com/"), url
     assert ref_problem(ref) is None, ref_problem(ref)
     assert "lib_ref" not in (load_config().get("repository") or {}), (
-        "one ref only: repository.branch is what Colab opens and what the setup cells install")
+        "one ref only: repository.branch is what Colab opens and what the setup cells install"
+    )
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=[p.stem for p in CHAPTERS])
@@ -40,10 +51,11 @@ def test_setup_cell_installs_what_the_colab_button_opens(chapter: Path) -> None:
     url, ref = repository()
     nb = nbformat.read(chapter, as_version=4)
     m = SPEC_LINE.search(nb.cells[first_code_cell(nb)].source)
-    assert m, f"{chapter.name}: the setup cell has no `%pip install -q \"dist @ git+URL@REF\"` line"
+    assert m, f'{chapter.name}: the setup cell has no `%pip install -q "dist @ git+URL@REF"` line'
     assert (m.group("url"), m.group("ref")) == (url, ref), (
         f"{chapter.name} installs lib from {m.group('url')}@{m.group('ref')} but its Colab button "
-        f"opens {url}/blob/{ref}/{chapter.relative_to(REPO)}")
+        f"opens {url}/blob/{ref}/{chapter.relative_to(REPO)}"
+    )
     assert m.group("dist") == distribution_name()
 
 
@@ -56,7 +68,8 @@ def test_setup_cell_matches_config(chapter: Path) -> None:
     expected = expected_setup_source(extras=setup_extras(cell.source))
     assert cell.source.rstrip() == expected, (
         f"{chapter.name}: the first code cell must be exactly (run `python tools/retarget.py`):\n"
-        f"{expected}\n--- found ---\n{cell.source}")
+        f"{expected}\n--- found ---\n{cell.source}"
+    )
     assert SETUP_TAG in cell.metadata.get("tags", []), f"{chapter.name}: the setup cell needs the tag {SETUP_TAG!r}"
 
 
@@ -68,12 +81,14 @@ def _synthetic_chapter() -> nbformat.NotebookNode:
     url, ref = repository()
     setup = nbformat.v4.new_code_cell(setup_source(url, ref, distribution_name()))
     setup.metadata["tags"] = [SETUP_TAG]
-    return nbformat.v4.new_notebook(cells=[
-        nbformat.v4.new_markdown_cell("# 99. A chapter\n\nText."),
-        setup,
-        nbformat.v4.new_code_cell("import torch\nimport lib"),
-        nbformat.v4.new_markdown_cell("## More\n\n$$x$$"),
-    ])
+    return nbformat.v4.new_notebook(
+        cells=[
+            nbformat.v4.new_markdown_cell("# 99. A chapter\n\nText."),
+            setup,
+            nbformat.v4.new_code_cell("import torch\nimport lib"),
+            nbformat.v4.new_markdown_cell("## More\n\n$$x$$"),
+        ]
+    )
 
 
 @pytest.fixture
@@ -103,9 +118,13 @@ def test_retarget_moves_the_whole_book_and_back(book_copy: Path) -> None:
     assert retarget.main(root + ["--repo", fork + ".git", "--ref", tag]) == 0
     assert repository(book_copy) == (fork, tag)
     assert retarget.check(book_copy) == []
-    assert fork in (book_copy / "pyproject.toml").read_text() and old_url not in (book_copy / "pyproject.toml").read_text()
+    assert (
+        fork in (book_copy / "pyproject.toml").read_text() and old_url not in (book_copy / "pyproject.toml").read_text()
+    )
     config = (book_copy / "_config.yml").read_text()
-    assert config.count("\n") == before[book_copy / "_config.yml"].decode().count("\n"), "retarget changed the layout of _config.yml"
+    assert config.count("\n") == before[book_copy / "_config.yml"].decode().count("\n"), (
+        "retarget changed the layout of _config.yml"
+    )
     for p in pages:
         after = _cells(p)
         i = first_code_cell(nbformat.read(p, as_version=4))
@@ -159,8 +178,11 @@ def test_extras_are_kept_and_checked(book_copy: Path) -> None:
     nbformat.write(nb, path)
     problems = retarget.check(book_copy)
     assert len(problems) == 1 and "no-such-extra" in problems[0], problems
-    (book_copy / "pyproject.toml").write_text((book_copy / "pyproject.toml").read_text().replace(
-        "[project.urls]", '[project.optional-dependencies]\nno-such-extra = ["numpy"]\n\n[project.urls]'))
+    (book_copy / "pyproject.toml").write_text(
+        (book_copy / "pyproject.toml")
+        .read_text()
+        .replace("[project.urls]", '[project.optional-dependencies]\nno-such-extra = ["numpy"]\n\n[project.urls]')
+    )
     assert retarget.check(book_copy) == []
     assert retarget.main(["--root", str(book_copy), "--ref", "v9"]) == 0
     source = nbformat.read(path, as_version=4).cells[i].source
@@ -172,7 +194,7 @@ def test_check_catches_a_hand_edited_cell(book_copy: Path) -> None:
     nb = nbformat.read(path, as_version=4)
     i = first_code_cell(nb)
     _, ref = repository(book_copy)
-    nb.cells[i].source = nb.cells[i].source.replace(f"@{ref}\"", '@some-other-branch"')
+    nb.cells[i].source = nb.cells[i].source.replace(f'@{ref}"', '@some-other-branch"')
     nbformat.write(nb, path)
     problems = retarget.check(book_copy)
     assert len(problems) == 1 and problems[0].startswith("book/99_synthetic.ipynb"), problems

@@ -18,6 +18,7 @@ For every chapter:
   separates a right answer from none. It runs the chapter's cells up to its last check cell, so it
   costs about one run of each chapter; pytest-xdist spreads the chapters over the workers.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -28,7 +29,11 @@ import pytest
 from conftest import EXECUTED, REPO, SiteBuild
 from tools.common import chapters
 from tools.student_versions import (
-    TEXT_STUB, check_cell_indices, directive_blocks, first_exercise_index, is_solution_wrapper,
+    TEXT_STUB,
+    check_cell_indices,
+    directive_blocks,
+    first_exercise_index,
+    is_solution_wrapper,
     write_student_versions,
 )
 
@@ -64,7 +69,7 @@ def _solution_lines(nb) -> set[str]:
             src = cell.source.splitlines()
             for name, a, b in directive_blocks(cell.source):
                 if name == "solution":
-                    lines += [l for l in src[a + 1:b] if not l.lstrip().startswith(":")]
+                    lines += [l for l in src[a + 1 : b] if not l.lstrip().startswith(":")]
     # Lines that also occur outside the solutions (e.g. `return out`) prove nothing.
     elsewhere = set()
     for cell in nb.cells:
@@ -97,8 +102,9 @@ def test_no_solution_text_survives(chapter: Path, student_dir: Path) -> None:
         assert marker not in sources, f"{chapter.name}: {marker!r} survives in the student version"
     leaked = sorted(l for l in _solution_lines(instructor) if l in sources)
     assert not leaked, f"{chapter.name}: solution text survives in the student version:\n" + "\n".join(leaked)
-    assert all(not c.get("outputs") and c.get("execution_count") is None
-               for c in student.cells if c.cell_type == "code"), f"{chapter.name}: outputs were not cleared"
+    assert all(
+        not c.get("outputs") and c.get("execution_count") is None for c in student.cells if c.cell_type == "code"
+    ), f"{chapter.name}: outputs were not cleared"
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=_ids(CHAPTERS))
@@ -131,7 +137,9 @@ def test_instructor_version_passes_its_check_cells(chapter: Path, site_build: Si
     assert checks, f"{chapter.name}: no coding exercise with a check cell (CONTRIBUTING: one coding exercise)"
     for i in checks:
         errors = [o for o in executed.cells[i].get("outputs", []) if o.get("output_type") == "error"]
-        assert not errors, f"{chapter.name}: the check cell {i} fails on the instructor's solution: {errors[0].get('ename')}"
+        assert not errors, (
+            f"{chapter.name}: the check cell {i} fails on the instructor's solution: {errors[0].get('ename')}"
+        )
 
 
 @pytest.mark.site
@@ -143,7 +151,8 @@ def test_student_version_runs_up_to_its_exercises(chapter: Path, student_dir: Pa
     executed = nbformat.read(EXECUTED / "book" / chapter.name, as_version=4)
     n = _exercise_index(student)
     assert [c.source for c in student.cells[:n]] == [c.source for c in executed.cells[:n]], (
-        f"{chapter.name}: the student version differs from the chapter before its exercises")
+        f"{chapter.name}: the student version differs from the chapter before its exercises"
+    )
     for i, cell in enumerate(executed.cells[:n]):
         errors = [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
         assert not errors, f"{chapter.name}: cell {i} raised {errors[0].get('ename')} when the site was built"
@@ -163,15 +172,22 @@ def test_check_cells_fail_on_the_stubs_in_a_fresh_kernel(chapter: Path, student_
     first = _exercise_index(student)
     checks = [i for i in _check_cells(student) if i > first]
     assert checks, f"{chapter.name}: no check cell after its first exercise"
-    student.cells = student.cells[: max(checks) + 1]      # nothing after the last check is needed
+    student.cells = student.cells[: max(checks) + 1]  # nothing after the last check is needed
     for cell in student.cells[first:]:
-        if cell.cell_type == "code":                       # stubs raise; so may what uses them
+        if cell.cell_type == "code":  # stubs raise; so may what uses them
             cell.metadata["tags"] = [*cell.metadata.get("tags", []), "raises-exception"]
-    client = NotebookClient(student, kernel_name="python3", timeout=600, allow_errors=False,
-                            resources={"metadata": {"path": str(REPO / "book")}})
+    client = NotebookClient(
+        student,
+        kernel_name="python3",
+        timeout=600,
+        allow_errors=False,
+        resources={"metadata": {"path": str(REPO / "book")}},
+    )
     client.execute()
     for i, cell in enumerate(student.cells[:first]):
         assert not _errors(cell), f"{chapter.name}: cell {i} (before the exercises) raised {_errors(cell)[0]['ename']}"
     passed = [student.cells[i].source.splitlines()[0] for i in checks if not _errors(student.cells[i])]
-    assert not passed, (f"{chapter.name}: check cells pass in the student version, run in a fresh kernel "
-                        f"with the stubs instead of the solutions (checks that cannot fail): {passed}")
+    assert not passed, (
+        f"{chapter.name}: check cells pass in the student version, run in a fresh kernel "
+        f"with the stubs instead of the solutions (checks that cannot fail): {passed}"
+    )

@@ -11,15 +11,16 @@ README says they do.
 - every job states its permissions, the workflow-level default is none, and every checkout
   leaves no credentials behind.
 """
+
 from __future__ import annotations
 
 import re
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 
 import pytest
+import tomllib
 import yaml
 
 from conftest import REPO
@@ -45,7 +46,9 @@ def _readme_command(which: str) -> str:
     """The README's build or test command (the fenced line that ends with it)."""
     text = (REPO / "README.md").read_text(encoding="utf-8")
     ending = {"build": "jupyter-book build . -W -n --keep-going", "test": ".venv/bin/python -m pytest"}[which]
-    found = [l.strip() for l in text.splitlines() if l.strip().startswith("python3 -m venv") and l.strip().endswith(ending)]
+    found = [
+        l.strip() for l in text.splitlines() if l.strip().startswith("python3 -m venv") and l.strip().endswith(ending)
+    ]
     assert found, f"README.md has no {which} command ending in {ending!r}"
     return found[0]
 
@@ -55,15 +58,31 @@ def test_the_three_workflows_exist() -> None:
 
 
 def test_workflows_match_githubs_schema() -> None:
-    proc = subprocess.run([str(BIN / "check-jsonschema"), "--builtin-schema", "vendor.github-workflows",
-                           *map(str, FILES)], capture_output=True, text=True)
+    proc = subprocess.run(
+        [str(BIN / "check-jsonschema"), "--builtin-schema", "vendor.github-workflows", *map(str, FILES)],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
 def test_zizmor_finds_nothing_of_medium_or_high_severity() -> None:
-    proc = subprocess.run([str(BIN / "zizmor"), "--offline", "--config", str(REPO / "zizmor.yml"),
-                           "--min-severity", "medium", "--format", "plain", str(WORKFLOWS)],
-                          capture_output=True, text=True, cwd=REPO)
+    proc = subprocess.run(
+        [
+            str(BIN / "zizmor"),
+            "--offline",
+            "--config",
+            str(REPO / "zizmor.yml"),
+            "--min-severity",
+            "medium",
+            "--format",
+            "plain",
+            str(WORKFLOWS),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
@@ -78,7 +97,9 @@ def test_least_permissions_and_no_persisted_credentials(path: Path) -> None:
     for step in _steps(workflow):
         uses = step.get("uses", "")
         if uses.startswith("actions/checkout@"):
-            assert step.get("with", {}).get("persist-credentials") is False, f"{path.name}: checkout persists credentials"
+            assert step.get("with", {}).get("persist-credentials") is False, (
+                f"{path.name}: checkout persists credentials"
+            )
         if uses and not uses.startswith("actions/"):
             assert re.fullmatch(r"[^@]+@[0-9a-f]{40}", uses), f"{path.name}: {uses} must be pinned by commit SHA"
 

@@ -27,13 +27,14 @@ its entries the same way ("[Vaswani et al., 2017]"), sorted by author and year, 
 pybtex's alpha labels ("[VSP+17]"): the bibliography style ``authoryear`` registered here
 (`_config.yml` sets ``bibtex_default_style: authoryear``).
 
-**Progress bars.** The kernels that the build starts get ``LIB_PROGRESS=final``: `lib.train` then
-prints its progress bar once, in its final state, which a static page shows as one clean line. A
-live tqdm widget needs a running kernel; Jupyter and Colab readers still get one.
+**Progress bars.** The kernels that the build starts get tqdm's own switch ``TQDM_DISABLE=1``: no live
+bars, and `lib.train` prints its progress bar once, in its final state, which a static page shows as
+one clean line. A live tqdm widget needs a running kernel; Jupyter and Colab readers still get one.
 
 **Clean consoles.** Each page lists each of its scripts once (see `dedupe_scripts`): Sphinx 7 adds
 two themes' inline scripts twice, and the second `const THEBE_JS_URL` is a console error.
 """
+
 from __future__ import annotations
 
 import json
@@ -197,15 +198,13 @@ class FillRuntimes(SphinxPostTransform):
                 total += 1
                 held += claim["held"]
                 chapter = nodes.reference("", title, internal=True, refuri=uri)
-                statement = nodes.reference("", claim["statement"], internal=True,
-                                            refuri=f"{uri}#{claim['anchor']}")
+                statement = nodes.reference("", claim["statement"], internal=True, refuri=f"{uri}#{claim['anchor']}")
                 values = nodes.literal(claim["values"], claim["values"]) if claim["values"] else nodes.Text("")
                 body += row([chapter, statement, values, nodes.Text("✔" if claim["held"] else "✘")])
         group += head
         group += body
         summary = nodes.paragraph()
-        summary += nodes.Text(f"{held} of {total} claims held in the build that made this site, "
-                              f"in {len(docs)} pages.")
+        summary += nodes.Text(f"{held} of {total} claims held in the build that made this site, in {len(docs)} pages.")
         summary["classes"].append("claims-summary")
         return nodes.container("", summary, table, classes=["claims-ledger-wrapper"])
 
@@ -228,7 +227,7 @@ class FillRuntimes(SphinxPostTransform):
         head += row(nodes.Text("Chapter"), nodes.Text("Run time"))
         body = nodes.tbody()
         total, complete = 0.0, True
-        for number, docname in chapters.items():
+        for docname in chapters.values():
             title = env.titles[docname].astext() if docname in env.titles else docname
             try:
                 uri = builder.get_relative_uri(env.docname, docname)
@@ -239,8 +238,11 @@ class FillRuntimes(SphinxPostTransform):
             complete &= seconds is not None
             total += seconds or 0.0
             body += row(link, nodes.Text(format_seconds(seconds)))
-        body += row(nodes.Text(f"All {len(chapters)} chapters"),
-                    nodes.Text(format_seconds(total if complete and chapters else None)), bold=True)
+        body += row(
+            nodes.Text(f"All {len(chapters)} chapters"),
+            nodes.Text(format_seconds(total if complete and chapters else None)),
+            bold=True,
+        )
         group += head
         group += body
         return table
@@ -270,8 +272,9 @@ def collect_claims(app: Sphinx, doctree: nodes.document) -> None:
         anchor = f"claim-{len(found) + 1}"
         block["ids"].append(anchor)
         for m in lines:
-            found.append({"statement": m["statement"], "values": m["values"] or "",
-                          "held": m["mark"] == "✔", "anchor": anchor})
+            found.append(
+                {"statement": m["statement"], "values": m["values"] or "", "held": m["mark"] == "✔", "anchor": anchor}
+            )
     if found:
         _claims(env)[env.docname] = found
     else:
@@ -338,8 +341,11 @@ def write_json(app: Sphinx, exception) -> None:
     data = {
         "machine": machine_description(),
         "chapters": {
-            docname: {"number": number, "seconds": measured_seconds(env, docname),
-                      "title": env.titles[docname].astext() if docname in env.titles else docname}
+            docname: {
+                "number": number,
+                "seconds": measured_seconds(env, docname),
+                "title": env.titles[docname].astext() if docname in env.titles else docname,
+            }
             for number, docname in chapter_docs(env).items()
         },
     }
@@ -410,7 +416,7 @@ def dedupe_scripts(app: Sphinx, pagename, templatename, context, doctree) -> Non
 
 def setup(app: Sphinx) -> dict:
     # For every kernel this build starts (they inherit the environment): see lib.train.
-    os.environ.setdefault("LIB_PROGRESS", "final")
+    os.environ.setdefault("TQDM_DISABLE", "1")
     _register_author_year_style()
     app.add_node(runtime_placeholder)
     app.add_node(runtime_table_placeholder)

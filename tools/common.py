@@ -1,12 +1,13 @@
 """What the tools and the tests share: where the chapters are, what `_config.yml` says, and the
 exact text of a chapter's Colab setup cell (CONTRIBUTING.md, "The cell order", item 2)."""
+
 from __future__ import annotations
 
 import re
 import subprocess
-import tomllib
 from pathlib import Path
 
+import tomllib
 import yaml
 
 REPO = Path(__file__).resolve().parents[1]
@@ -101,7 +102,7 @@ def first_code_cell(nb) -> int | None:
 
 def ref_problem(ref: str) -> str | None:
     """Why `ref` cannot be a git branch or tag name, or None."""
-    if not ref or ref != ref.strip() or any(c in ref for c in ' "\'@#[]'):
+    if not ref or ref != ref.strip() or any(c in ref for c in " \"'@#[]"):
         return f"repository.branch={ref!r} is not a valid git branch or tag name"
     return None
 
@@ -110,6 +111,7 @@ def ref_exists(ref: str, repo: Path = REPO) -> bool:
     """Whether `ref` names a tag or a commit in the local clone."""
     if not (repo / ".git").exists():
         return False
-    proc = subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"],
-                          cwd=repo, capture_output=True, text=True)
+    proc = subprocess.run(
+        ["git", "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"], cwd=repo, capture_output=True, text=True
+    )
     return proc.returncode == 0

@@ -25,6 +25,7 @@ on one version, retarget to a tag on a branch of your own (``--ref fall-2026``),
 the tag on that commit (``git tag fall-2026 && git push origin fall-2026``) and build the site
 from it: its Colab buttons open, and its setup cells install, exactly that tag.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -37,8 +38,17 @@ import nbformat
 if __package__ in (None, ""):  # run as a script: python tools/retarget.py
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tools.common import (  # noqa: E402
-    REPO, SETUP_TAG, notebooks, distribution_name, expected_setup_source, extras_available,
-    first_code_cell, load_config, ref_exists, ref_problem, repository, setup_extras,
+    REPO,
+    SETUP_TAG,
+    distribution_name,
+    expected_setup_source,
+    extras_available,
+    first_code_cell,
+    notebooks,
+    ref_exists,
+    ref_problem,
+    repository,
+    setup_extras,
 )
 
 
@@ -63,8 +73,10 @@ def check(repo: Path = REPO) -> list[str]:
         cell = nb.cells[i]
         extras = setup_extras(cell.source)
         if unknown := sorted(set(extras) - known_extras):
-            problems.append(f"{name}: the setup cell asks for extras {unknown} that pyproject.toml "
-                            f"does not define (it has {sorted(known_extras)})")
+            problems.append(
+                f"{name}: the setup cell asks for extras {unknown} that pyproject.toml "
+                f"does not define (it has {sorted(known_extras)})"
+            )
         expected = expected_setup_source(repo, extras)
         if cell.source.rstrip() != expected:
             problems.append(
@@ -113,7 +125,6 @@ def _set_section_keys(text: str, section: str, values: dict[str, str]) -> str:
     end = start + 1
     while end < len(lines) and (not lines[end].strip() or lines[end][0] in " \t#"):
         end += 1
-    last_key = start
     for key, value in values.items():
         for i in range(start + 1, end):
             m = re.match(rf"(\s+{re.escape(key)}:\s*)([^#\n]*?)(\s*#.*)?(\n?)$", lines[i])
@@ -153,8 +164,9 @@ def move(repo: Path, url: str | None, ref: str | None) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--repo", help="the book's repository URL, e.g. https://github.com/me/my-fork")
     parser.add_argument("--ref", help="the branch or tag the Colab button opens and the setup cells install")
     parser.add_argument("--check", action="store_true", help="change nothing; exit 1 if a chapter is off")
@@ -168,8 +180,10 @@ def main(argv: list[str] | None = None) -> int:
         for p in problems:
             print(p, file=sys.stderr)
         n = len(notebooks(repo))
-        print(f"{n} notebook(s) checked against _config.yml: "
-              + ("all setup cells agree" if not problems else f"{len(problems)} problem(s)"))
+        print(
+            f"{n} notebook(s) checked against _config.yml: "
+            + ("all setup cells agree" if not problems else f"{len(problems)} problem(s)")
+        )
         return 1 if problems else 0
     if args.dry_run and (args.repo or args.ref):
         parser.error("--dry-run only previews the setup cells for the current _config.yml")
@@ -177,14 +191,18 @@ def main(argv: list[str] | None = None) -> int:
         move(repo, args.repo, args.ref)
     changed = rewrite_setup_cells(repo, dry_run=args.dry_run)
     verb = "would change" if args.dry_run else "rewrote"
-    print(f"{verb} the setup cell of {len(changed)} of {len(notebooks(repo))} notebook(s)"
-          + "".join(f"\n  {p.relative_to(repo)}" for p in changed))
+    print(
+        f"{verb} the setup cell of {len(changed)} of {len(notebooks(repo))} notebook(s)"
+        + "".join(f"\n  {p.relative_to(repo)}" for p in changed)
+    )
     url, ref = repository(repo)
     print(f"setup cells install: {distribution_name(repo)} @ git+{url}@{ref}")
     if not args.dry_run and not ref_exists(ref, repo):
-        print(f"note: {ref!r} is not a branch or tag of this clone yet. Commit this change, then create\n"
-              f"it on that commit and push it (a tag: git tag {ref} && git push origin {ref}),\n"
-              f"so that Colab can open the chapters and install lib from it.")
+        print(
+            f"note: {ref!r} is not a branch or tag of this clone yet. Commit this change, then create\n"
+            f"it on that commit and push it (a tag: git tag {ref} && git push origin {ref}),\n"
+            f"so that Colab can open the chapters and install lib from it."
+        )
     return 0
 
 

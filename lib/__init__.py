@@ -20,7 +20,8 @@ from .positions import (
 )
 from .plots import plot_attention, plot_attention_grid, plot_history, set_theme
 from .rnn import AdditiveAttention, Seq2SeqRNN
-from .train import History, evaluate, lm_loss, make_schedule, noam_lr, seq2seq_loss, train
+from .schedules import make_schedule, noam_lr
+from .train import History, evaluate, lm_loss, seq2seq_loss, train
 from .transformer import Transformer, TransformerConfig
 from .utils import default_device, seed_everything, show_source
 

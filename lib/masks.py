@@ -36,9 +36,9 @@ def padding_mask(tokens: Tensor, pad_id: int) -> Tensor:
     tokens: ``[B, T]`` token ids.  Returns ``[B, 1, 1, T]`` bool, which
     broadcasts over heads and queries.
     """
-    if not isinstance(tokens, Tensor) or tokens.dim() != 2:
-        shape = tuple(tokens.shape) if isinstance(tokens, Tensor) else type(tokens).__name__
-        raise ValueError(f"tokens must be a [B, T] tensor of ids, got {shape}")
+    check_tensor("tokens", tokens)
+    if tokens.dim() != 2:
+        raise ValueError(f"tokens must be a [B, T] tensor of ids, got shape {tuple(tokens.shape)}")
     return (tokens != pad_id)[:, None, None, :]
 
 

@@ -100,6 +100,8 @@ class RelativePositionEmbedding(nn.Module):
 
     def __init__(self, d_head: int, max_distance: int = 16):
         super().__init__()
+        check_int("d_head", d_head, minimum=1)
+        check_int("max_distance", max_distance, minimum=1)
         self.max_distance = max_distance
         self.key = nn.Embedding(2 * max_distance + 1, d_head)
         self.value = nn.Embedding(2 * max_distance + 1, d_head)
@@ -133,6 +135,7 @@ class RotaryEmbedding(nn.Module):
 
     def __init__(self, d_head: int, base: float = 10000.0):
         super().__init__()
+        check_int("d_head", d_head, minimum=1)
         if d_head % 2:
             raise ValueError(f"rotary embeddings need an even d_head, got d_head={d_head}")
         inv_freq = base ** (-torch.arange(0, d_head, 2, dtype=torch.float32) / d_head)

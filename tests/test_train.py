@@ -6,7 +6,8 @@ import torch
 from torch import nn
 
 from lib.data import LMBatch, TaskStream, collate, make_task, to_lm_batch
-from lib.train import History, evaluate, lm_loss, make_schedule, noam_lr, seq2seq_loss, train
+from lib.schedules import make_schedule, noam_lr
+from lib.train import History, evaluate, lm_loss, seq2seq_loss, train
 
 
 class TinySeq2Seq(nn.Module):

@@ -14,16 +14,16 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from ..attention import scaled_dot_product_attention
+from ..checks import check_choice
 
 
 def attend(method: str, q: Tensor, k: Tensor, v: Tensor) -> Tensor:
     """One attention forward pass: ``"explicit"`` (lib's written-out version) or ``"fused"``
     (PyTorch's kernel)."""
+    check_choice("method", method, ("explicit", "fused"))
     if method == "explicit":
         return scaled_dot_product_attention(q, k, v)[0]
-    if method == "fused":
-        return F.scaled_dot_product_attention(q, k, v)
-    raise ValueError(f"method={method!r} is unknown; expected 'explicit' or 'fused'")
+    return F.scaled_dot_product_attention(q, k, v)
 
 
 def _qkv(B: int, H: int, T: int, d_head: int, device) -> tuple[Tensor, Tensor, Tensor]:

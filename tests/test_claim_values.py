@@ -1,4 +1,5 @@
 """lib.claim shows NumPy values as readably as Python and torch ones."""
+
 import numpy as np
 
 from lib.claims import claim, format_value

@@ -1,4 +1,5 @@
 """lib.diagrams: the chapters' schematics draw, carry the real shapes, and reject bad input."""
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -36,9 +37,9 @@ def test_qkv_dataflow_shows_the_shapes_of_a_forward_pass():
     torch.manual_seed(0)
     fig = qkv_dataflow(MultiHeadAttention(32, n_heads=4), torch.randn(3, 5, 32), head=2)
     shown = texts(fig)
-    assert "[3, 5, 32]" in shown              # X, Q, K, V, output
-    assert "[3, 4, 5, 8]" in shown            # Q split into 4 heads of d_k = 8
-    assert "[3, 4, 5, 5]" in shown            # the attention weights
+    assert "[3, 5, 32]" in shown  # X, Q, K, V, output
+    assert "[3, 4, 5, 8]" in shown  # Q split into 4 heads of d_k = 8
+    assert "[3, 4, 5, 5]" in shown  # the attention weights
     assert "head 2" in fig._suptitle.get_text()
 
 
@@ -59,7 +60,7 @@ def test_scaling_and_softmax_reports_the_real_weights():
     unscaled = torch.softmax(k @ q, 0).max().item()
     scaled = torch.softmax(k @ q / 16, 0).max().item()
     assert f"largest {unscaled:.2f}" in shown and f"largest {scaled:.2f}" in shown
-    assert "= 16" in shown                    # sqrt(256)
+    assert "= 16" in shown  # sqrt(256)
 
 
 def test_scaling_and_softmax_bad_input():

@@ -1,4 +1,5 @@
 """lib.show_source(..., elide_checks=True): the core of a function without its input validation."""
+
 import pytest
 
 from lib.attention import scaled_dot_product_attention

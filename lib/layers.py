@@ -9,6 +9,7 @@ Each sub-layer is wrapped in a residual connection and a LayerNorm, in one of tw
 With ReLU, ``batch_first=True`` and dropout off, they compute exactly what
 ``torch.nn.TransformerEncoderLayer`` / ``TransformerDecoderLayer`` compute.
 """
+
 from __future__ import annotations
 
 import math
@@ -110,15 +111,13 @@ class Block(nn.Module):
             self.dropout3 = nn.Dropout(dropout)
         self.norm_first = norm_first
 
-    def residual(self, x: Tensor, sublayer: Callable[[Tensor], Tensor], norm: nn.Module,
-                 dropout: nn.Module) -> Tensor:
+    def residual(self, x: Tensor, sublayer: Callable[[Tensor], Tensor], norm: nn.Module, dropout: nn.Module) -> Tensor:
         """``x + Dropout(Sublayer(LN(x)))`` (pre-LN) or ``LN(x + Dropout(Sublayer(x)))`` (post-LN)."""
         if self.norm_first:
             return x + dropout(sublayer(norm(x)))
         return norm(x + dropout(sublayer(x)))
 
-    def self_attention(self, x: Tensor, mask: Tensor | None, is_causal: bool,
-                       cache: KVCache | None) -> Tensor:
+    def self_attention(self, x: Tensor, mask: Tensor | None, is_causal: bool, cache: KVCache | None) -> Tensor:
         """The self-attention sub-layer, wrapped: queries, keys and values all come from ``x``."""
 
         def attend(h: Tensor) -> Tensor:

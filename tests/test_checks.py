@@ -1,5 +1,6 @@
 """One way to validate input (lib.checks): a wrong type is a TypeError, a wrong value a ValueError,
 bools are not ints, and every module says so the same way."""
+
 import math
 
 import pytest
@@ -39,7 +40,7 @@ def test_check_tokens_limits_length_only_when_asked():
     import torch
 
     tokens = torch.ones(2, 9, dtype=torch.long)
-    check_tokens("src", tokens, vocab_size=5)                     # no max_len: any length
+    check_tokens("src", tokens, vocab_size=5)  # no max_len: any length
     with pytest.raises(ValueError, match=r"src of length 9 is longer than max_len=8"):
         check_tokens("src", tokens, vocab_size=5, max_len=8)
     with pytest.raises(ValueError, match=r"outside the vocabulary \[0, 1\)"):
@@ -47,18 +48,31 @@ def test_check_tokens_limits_length_only_when_asked():
 
 
 @pytest.mark.parametrize("bad", [2.5, True])
-@pytest.mark.parametrize("build", [
-    lambda n: lib.MultiHeadAttention(n, 1),
-    lambda n: lib.TransformerConfig(n, 10),
-    lambda n: lib.LMConfig(n),
-    lambda n: lib.Seq2SeqRNN(n, 8),
-    lambda n: lib.make_task("copy", n),
-    lambda n: lib.TaskStream("copy", n),
-    lambda n: lib.causal_mask(n),
-    lambda n: lib.FeedForward(8, n),
-    lambda n: lib.seed_everything(n),
-], ids=["MultiHeadAttention", "TransformerConfig", "LMConfig", "Seq2SeqRNN", "make_task", "TaskStream",
-        "causal_mask", "FeedForward", "seed_everything"])
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda n: lib.MultiHeadAttention(n, 1),
+        lambda n: lib.TransformerConfig(n, 10),
+        lambda n: lib.LMConfig(n),
+        lambda n: lib.Seq2SeqRNN(n, 8),
+        lambda n: lib.make_task("copy", n),
+        lambda n: lib.TaskStream("copy", n),
+        lambda n: lib.causal_mask(n),
+        lambda n: lib.FeedForward(8, n),
+        lambda n: lib.seed_everything(n),
+    ],
+    ids=[
+        "MultiHeadAttention",
+        "TransformerConfig",
+        "LMConfig",
+        "Seq2SeqRNN",
+        "make_task",
+        "TaskStream",
+        "causal_mask",
+        "FeedForward",
+        "seed_everything",
+    ],
+)
 def test_every_module_rejects_a_non_int_size_with_a_type_error(build, bad):
     with pytest.raises(TypeError, match=r"must be an int, got"):
         build(bad)

@@ -1,4 +1,5 @@
 """Incremental decoding and beam search agree with their slow, obvious versions."""
+
 import pytest
 import torch
 from torch import nn
@@ -10,10 +11,21 @@ POSITIONS = ["sinusoidal", "learned", "relative", "rotary", "none"]
 
 def make_models(position, norm_first, seed=0):
     torch.manual_seed(seed)
-    config = TransformerConfig(20, 20, d_model=32, n_heads=4, n_encoder_layers=2, n_decoder_layers=2,
-                               d_ff=64, dropout=0.0, position=position, norm_first=norm_first)
-    return Transformer(config).eval(), DecoderOnlyLM(LMConfig(20, 32, 4, 2, dropout=0.0, position=position,
-                                                              norm_first=norm_first)).eval()
+    config = TransformerConfig(
+        20,
+        20,
+        d_model=32,
+        n_heads=4,
+        n_encoder_layers=2,
+        n_decoder_layers=2,
+        d_ff=64,
+        dropout=0.0,
+        position=position,
+        norm_first=norm_first,
+    )
+    return Transformer(config).eval(), DecoderOnlyLM(
+        LMConfig(20, 32, 4, 2, dropout=0.0, position=position, norm_first=norm_first)
+    ).eval()
 
 
 @pytest.mark.parametrize("norm_first", [False, True])
@@ -23,8 +35,10 @@ def test_cached_decoding_equals_recomputation(position, norm_first):
     src = torch.randint(3, 20, (4, 7))
     src[1, 4:] = 0
     assert torch.equal(greedy_decode(model, src, 10, use_cache=True), greedy_decode(model, src, 10, use_cache=False))
-    assert torch.equal(beam_search(model, src, 10, beam_size=3, use_cache=True),
-                       beam_search(model, src, 10, beam_size=3, use_cache=False))
+    assert torch.equal(
+        beam_search(model, src, 10, beam_size=3, use_cache=True),
+        beam_search(model, src, 10, beam_size=3, use_cache=False),
+    )
     prompt = torch.randint(3, 20, (3, 4))
     assert torch.equal(lm.generate(prompt, 8, use_cache=True), lm.generate(prompt, 8, use_cache=False))
 
@@ -112,7 +126,7 @@ def test_seq2seq_decoding_stops_at_eos(decode, use_cache):
         out = greedy_decode(model, src, 10, use_cache=use_cache)
     else:
         out = beam_search(model, src, 10, beam_size=beams, use_cache=use_cache)
-    assert out.tolist() == expected_rows()          # stopped after max(STOPS) + 1 of 10 steps
+    assert out.tolist() == expected_rows()  # stopped after max(STOPS) + 1 of 10 steps
     assert model.out_proj.calls == max(STOPS) + 1
 
 
@@ -132,7 +146,7 @@ def test_lm_generate_stops_at_eos(use_cache):
 def test_top_k_sampling_never_leaves_the_top_k():
     lm = DecoderOnlyLM(LMConfig(20, 32, 4, 2, dropout=0.0, tie_output=False)).eval()
     logits = torch.zeros(20)
-    logits[[4, 9, 13]] = torch.tensor([1.0, 0.9, 0.8])      # the top 3, barely above the other 17
+    logits[[4, 9, 13]] = torch.tensor([1.0, 0.9, 0.8])  # the top 3, barely above the other 17
     lm.out_proj = ScriptedHead(20, [], logits=logits)
     prompt = torch.randint(3, 20, (64, 2))
     torch.manual_seed(0)
@@ -140,7 +154,7 @@ def test_top_k_sampling_never_leaves_the_top_k():
     assert set(sampled.unique().tolist()) == {4, 9, 13}
     torch.manual_seed(0)
     unrestricted = lm.generate(prompt, 8, temperature=1.0)[:, 2:]
-    assert not set(unrestricted.unique().tolist()) <= {4, 9, 13}     # without top_k it does leave
+    assert not set(unrestricted.unique().tolist()) <= {4, 9, 13}  # without top_k it does leave
 
 
 @pytest.mark.parametrize("position", ["learned", "rotary"])

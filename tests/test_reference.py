@@ -1,4 +1,5 @@
 """lib's layers compute what PyTorch's own modules compute, once the weights are copied."""
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -46,8 +47,10 @@ def mha_grads(ours: MultiHeadAttention, theirs: nn.MultiheadAttention):
     pairs = []
     for i, proj in enumerate((ours.q_proj, ours.k_proj, ours.v_proj)):
         pairs += [(proj.weight.grad, g_w[i]), (proj.bias.grad, g_b[i])]
-    return pairs + [(ours.out_proj.weight.grad, theirs.out_proj.weight.grad),
-                    (ours.out_proj.bias.grad, theirs.out_proj.bias.grad)]
+    return pairs + [
+        (ours.out_proj.weight.grad, theirs.out_proj.weight.grad),
+        (ours.out_proj.bias.grad, theirs.out_proj.bias.grad),
+    ]
 
 
 def copy_layer(ours, theirs) -> None:
@@ -76,7 +79,7 @@ def assert_same_layer_grads(ours, theirs) -> None:
 def random_mask(*shape, seed=0):
     g = torch.Generator().manual_seed(seed)
     mask = torch.rand(*shape, generator=g) > 0.3
-    mask[..., 0] = True          # no fully masked row: PyTorch gives NaN there
+    mask[..., 0] = True  # no fully masked row: PyTorch gives NaN there
     return mask
 
 
@@ -119,7 +122,7 @@ def test_multihead_attention_matches_torch(need_weights, mask_kind, direction):
         "random": random_mask(B, H, T, T),
     }[mask_kind]
     torch_mask = None
-    if mask is not None:   # torch: True = NOT allowed, and a 3-d mask is [B*H, T, T]
+    if mask is not None:  # torch: True = NOT allowed, and a 3-d mask is [B*H, T, T]
         torch_mask = ~mask.expand(B, H, T, T).reshape(B * H, T, T)
     expected, expected_w = theirs(x, mem, mem, attn_mask=torch_mask, average_attn_weights=False)
     grad_out = torch.randn(B, T, d)
@@ -131,7 +134,7 @@ def test_multihead_attention_matches_torch(need_weights, mask_kind, direction):
         torch.testing.assert_close(weights, expected_w, atol=ATOL, rtol=0)
     else:
         assert weights is None
-    out.backward(grad_out)                          # and the same gradients, for input and weights
+    out.backward(grad_out)  # and the same gradients, for input and weights
     torch.testing.assert_close(x.grad, expected_x_grad, atol=1e-4, rtol=0)
     for g_ours, g_theirs in mha_grads(ours, theirs):
         torch.testing.assert_close(g_ours, g_theirs, atol=1e-4, rtol=0)
@@ -157,7 +160,7 @@ def test_fused_and_explicit_paths_agree_with_gradients():
     mha = MultiHeadAttention(32, 4)
     x = torch.randn(2, 8, 32, requires_grad=True)
     mask = random_mask(2, 4, 8, 8, seed=3)
-    mask[0, 1, 2] = False                           # one fully masked row
+    mask[0, 1, 2] = False  # one fully masked row
     grads = []
     outs = []
     for need_weights in (True, False):
@@ -218,7 +221,7 @@ def test_decoder_layer_matches_torch(norm_first):
     torch.testing.assert_close(out_mask, expected, atol=ATOL, rtol=0)
     torch.testing.assert_close(out_flag, expected, atol=ATOL, rtol=0)
 
-    theirs.train(), ours.train()                    # gradients: dropout 0, no fast path
+    theirs.train(), ours.train()  # gradients: dropout 0, no fast path
     x.requires_grad_(True), memory.requires_grad_(True)
     grad_out = torch.randn_like(x)
     theirs(x, memory, tgt_mask=~causal_mask(6), memory_key_padding_mask=~memory_mask[:, 0, 0]).backward(grad_out)
@@ -233,8 +236,17 @@ def test_decoder_layer_matches_torch(norm_first):
 def test_whole_stack_matches_torch_transformer(norm_first):
     """Our Transformer's encoder-decoder stack equals nn.Transformer's with the same weights."""
     torch.manual_seed(0)
-    config = TransformerConfig(11, 13, d_model=32, n_heads=4, n_encoder_layers=2, n_decoder_layers=2,
-                               d_ff=64, dropout=0.0, norm_first=norm_first)
+    config = TransformerConfig(
+        11,
+        13,
+        d_model=32,
+        n_heads=4,
+        n_encoder_layers=2,
+        n_decoder_layers=2,
+        d_ff=64,
+        dropout=0.0,
+        norm_first=norm_first,
+    )
     ours = Transformer(config).eval()
     theirs = nn.Transformer(32, 4, 2, 2, 64, dropout=0.0, batch_first=True, norm_first=norm_first).eval()
     for a, b in zip(ours.encoder_layers, theirs.encoder.layers):
@@ -248,13 +260,12 @@ def test_whole_stack_matches_torch_transformer(norm_first):
         for norm in (theirs.encoder.norm, theirs.decoder.norm):
             norm.weight.data.fill_(1.0), norm.bias.data.zero_()
     src, tgt = torch.randint(1, 11, (3, 6)), torch.randint(1, 13, (3, 4))
-    src[1, 4:] = 0                                  # padded sources: <pad> = 0 is masked as a key
+    src[1, 4:] = 0  # padded sources: <pad> = 0 is masked as a key
     src[2, 2:] = 0
     x_src, x_tgt = ours.embed_tokens(src, ours.src_embed), ours.embed_tokens(tgt, ours.tgt_embed)
-    pad = src == 0                                  # torch: True = ignore
-    hidden = theirs(x_src, x_tgt, tgt_mask=~causal_mask(4), src_key_padding_mask=pad,
-                    memory_key_padding_mask=pad)
-    logits = ours(src, tgt)                         # its own padding mask and causal mask
+    pad = src == 0  # torch: True = ignore
+    hidden = theirs(x_src, x_tgt, tgt_mask=~causal_mask(4), src_key_padding_mask=pad, memory_key_padding_mask=pad)
+    logits = ours(src, tgt)  # its own padding mask and causal mask
     # post-LN: nn.Transformer's extra final LayerNorm (weight 1, bias 0) re-normalises the
     # output of norm3, which is already normalised: the identity up to eps.
     torch.testing.assert_close(logits, ours.out_proj(hidden), atol=1e-4, rtol=0)

@@ -24,6 +24,8 @@ def format_value(value: object) -> str:
     """A short, readable rendering of a measured value: 3 significant digits for floats."""
     if isinstance(value, torch.Tensor):
         value = value.item() if value.numel() == 1 else value.tolist()
+    if type(value).__module__ == "numpy" and hasattr(value, "tolist"):  # NumPy scalars and arrays
+        value = value.tolist()
     if isinstance(value, bool) or value is None:
         return str(value)
     if isinstance(value, int):

@@ -88,8 +88,10 @@ class Canvas:
     def __init__(self, width: float, height: float, title: str | None = None, scale: float = 0.9):
         if width <= 0 or height <= 0:
             raise ValueError(f"width={width!r} and height={height!r} must be positive")
-        self.figure: Figure = plt.figure(figsize=(width * scale, height * scale))
-        self.ax = self.figure.add_axes((0, 0, 1, 0.92 if title else 1))
+        title_height = 0.45 if title else 0.0  # inches above the drawing, for the title
+        figure_height = height * scale + title_height
+        self.figure: Figure = plt.figure(figsize=(width * scale, figure_height))
+        self.ax = self.figure.add_axes((0, 0, 1, height * scale / figure_height))
         self.ax.set_xlim(0, width)
         self.ax.set_ylim(0, height)
         self.ax.set_aspect("equal")
@@ -131,11 +133,11 @@ class Canvas:
 
     def arrow(self, start: tuple[float, float], end: tuple[float, float], role: str | None = None,
               text: str | None = None, style: str = "-|>", dashed: bool = False, curve: float = 0.0,
-              fontsize: float = 9) -> None:
+              fontsize: float = 9, linewidth: float = 1.3) -> None:
         """An arrow from ``start`` to ``end``; ``curve`` bends it (radians-ish, + is left)."""
         ink = INK if role is None else color(role)
         self.ax.add_patch(FancyArrowPatch(start, end, arrowstyle=style, mutation_scale=12, color=ink,
-                                          linewidth=1.3, linestyle="--" if dashed else "-",
+                                          linewidth=linewidth, linestyle="--" if dashed else "-",
                                           connectionstyle=f"arc3,rad={curve}", shrinkA=2, shrinkB=2))
         if text:
             mx, my = (start[0] + end[0]) / 2, (start[1] + end[1]) / 2
@@ -147,6 +149,31 @@ class Canvas:
         """A label at ``(x, y)``."""
         self.ax.text(x, y, text, ha=ha, va=va, fontsize=fontsize, color=INK if role is None else color(role),
                      fontweight="bold" if bold else "normal", fontstyle="italic" if italic else "normal")
+
+    def bars(self, x: float, y: float, w: float, h: float, values, role: str = "input",
+             signed: bool = False, top: float | None = None) -> Box:
+        """A small bar chart of ``values`` in the box ``(x, y, w, h)``: one bar per value.
+
+        ``signed=False``: bars grow up from the bottom, 1.0 is the full height (weights).
+        ``signed=True``: bars grow both ways from a middle line, the largest ``|value|`` is half
+        the height (scores). ``top`` (optional) is the value drawn at full reach instead, so
+        that two charts can share a scale.
+        """
+        values = [float(v) for v in values]
+        if not values:
+            raise ValueError("values must not be empty")
+        base = y + h / 2 if signed else y
+        reach = h / 2 if signed else h
+        if top is None:
+            top = max(abs(v) for v in values) if signed else 1.0
+        top = top or 1.0
+        pitch = w / len(values)
+        for j, v in enumerate(values):
+            length = v / top * reach
+            self.ax.add_patch(Rectangle((x + j * pitch + 0.1 * pitch, min(base, base + length)), 0.8 * pitch,
+                                        abs(length), facecolor=color(role), edgecolor="none"))
+        self.ax.plot([x, x + w], [base, base], color="#888888", linewidth=0.8)
+        return Box(x, y, w, h)
 
     def region(self, x: float, y: float, w: float, h: float, label: str = "", role: str = "encoder") -> Box:
         """A light dashed frame around a group of boxes (a layer, a stack), labelled top-left."""

@@ -26,3 +26,13 @@ from .transformer import Transformer, TransformerConfig
 from .utils import default_device, seed_everything, show_source
 
 __version__ = "0.1.0"
+
+# Chapter 4 (multi-head attention): head ablation, and a task that needs two look-ups per token.
+from .heads import ablate_heads, attention_layers  # noqa: E402
+from .lookup import (  # noqa: E402
+    LinkedListModel,
+    linked_list_batch,
+    linked_list_neighbours,
+    neighbour_accuracy,
+    neighbour_attention,
+)

@@ -6,3 +6,6 @@ last expression. Functions that take a model or tensors label the figure with th
 from .canvas import COLORS, Box, Canvas, color
 
 __all__ = ["COLORS", "Box", "Canvas", "color"]
+from .positions import position_schematic  # noqa: E402  (chapter 6)
+
+__all__ += ["position_schematic"]

@@ -3,13 +3,26 @@
 Each function returns a matplotlib ``Figure``; a notebook shows it by leaving it as the cell's
 last expression. Functions that take a model or tensors label the figure with their real shapes.
 
-- :func:`seq2seq_bottleneck` (chapter 1): the LSTM encoder-decoder without and with attention.
-- :func:`qkv_dataflow` (chapter 2): queries, keys and values, with a forward pass's shapes.
-- :func:`scaling_and_softmax` (chapter 3): where :math:`1/\\sqrt{d_k}` sits, and what the softmax
-  does with large scores.
+- :mod:`.seq2seq` (chapter 1): :func:`seq2seq_bottleneck`
+- :mod:`.attention` (chapter 2): :func:`qkv_dataflow`, :func:`scaling_and_softmax`
+- :mod:`.heads` (chapter 4): :func:`multi_head_diagram`
+- :mod:`.positions` (chapter 6): :func:`position_schematic`
 """
-from .attention import qkv_dataflow, scaling_and_softmax
+
 from .canvas import COLORS, Box, Canvas, color
 from .seq2seq import seq2seq_bottleneck
+from .attention import qkv_dataflow, scaling_and_softmax
+from .heads import multi_head_diagram
+from .positions import position_schematic
 
-__all__ = ["COLORS", "Box", "Canvas", "color", "qkv_dataflow", "scaling_and_softmax", "seq2seq_bottleneck"]
+__all__ = [
+    "COLORS",
+    "Box",
+    "Canvas",
+    "color",
+    "multi_head_diagram",
+    "position_schematic",
+    "qkv_dataflow",
+    "scaling_and_softmax",
+    "seq2seq_bottleneck",
+]

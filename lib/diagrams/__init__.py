@@ -6,3 +6,6 @@ last expression. Functions that take a model or tensors label the figure with th
 from .canvas import COLORS, Box, Canvas, color
 
 __all__ = ["COLORS", "Box", "Canvas", "color"]
+from .transformer import transformer_diagram
+
+__all__ += ["transformer_diagram"]

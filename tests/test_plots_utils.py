@@ -54,7 +54,7 @@ def test_show_source_of_a_function():
 def test_show_source_of_a_method_and_an_excerpt():
     src = show_source(Vocab.encode)
     assert src.code.startswith("def encode")  # dedented
-    assert src.name == "lib.data.Vocab.encode"
+    assert src.name == "lib.batching.Vocab.encode"
     excerpt = show_source(Vocab.decode, start="for i in ids", end="return")
     assert excerpt.code.startswith("for i in ids") and excerpt.code.endswith("return tokens")
     assert excerpt.first_line > src.first_line

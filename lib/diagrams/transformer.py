@@ -77,7 +77,7 @@ def transformer_diagram(model, batch_size: str = "B") -> Figure:
                  (f"Feed-forward  {d} → {d_ff} → {d}\nmax(0, xW₁+b₁)W₂+b₂", "ffn")]
     enc_layer.append(dec_layer[-1])
     per_sub = (_BOX_H * 0.75 + _GAP if norm_first else 0.0) + _BOX_H + _GAP + _BOX_H * 0.75 + _GAP
-    width = _DEC_X + _COL_W + 1.2
+    width = _DEC_X + _COL_W + 1.35
     base_y = 3.35
     dec_top = base_y + 0.35 + 3 * per_sub + (0.9 if norm_first else 0.0)
     height = dec_top + 2.9
@@ -145,7 +145,7 @@ def transformer_diagram(model, batch_size: str = "B") -> Figure:
         c.arrow(linear.right, (right, linear.center[1]), style="-", dashed=True, role="highlight")
         c.arrow((right, linear.center[1]), (right, tgt_emb.center[1]), style="-", dashed=True, role="highlight")
         c.arrow((right, tgt_emb.center[1]), tgt_emb.right, dashed=True, role="highlight")
-        c.ax.text(right - 0.12, (tgt_emb.center[1] + linear.center[1]) / 2, "tied: one matrix", rotation=90, ha="right",
+        c.ax.text(right + 0.1, (tgt_emb.center[1] + linear.center[1]) / 2, "tied: one matrix", rotation=90, ha="left",
                   va="center", fontsize=8.5, color=color("highlight"))
 
     # --- a legend of the numbers ------------------------------------------------------------------

@@ -7,6 +7,7 @@ last expression. Functions that take a model or tensors label the figure with th
 - :mod:`.attention` (chapter 2): :func:`qkv_dataflow`, :func:`scaling_and_softmax`
 - :mod:`.heads` (chapter 4): :func:`multi_head_diagram`
 - :mod:`.positions` (chapter 6): :func:`position_schematic`
+- :mod:`.transformer` (chapter 7): :func:`transformer_diagram`
 """
 
 from .canvas import COLORS, Box, Canvas, color
@@ -14,6 +15,7 @@ from .seq2seq import seq2seq_bottleneck
 from .attention import qkv_dataflow, scaling_and_softmax
 from .heads import multi_head_diagram
 from .positions import position_schematic
+from .transformer import transformer_diagram
 
 __all__ = [
     "COLORS",
@@ -25,4 +27,5 @@ __all__ = [
     "qkv_dataflow",
     "scaling_and_softmax",
     "seq2seq_bottleneck",
+    "transformer_diagram",
 ]

@@ -26,3 +26,5 @@ from .transformer import Transformer, TransformerConfig
 from .utils import default_device, seed_everything, show_source
 
 __version__ = "0.1.0"
+# chapter 9: a real pretrained model (safetensors/tokenizers are imported only when it is loaded)
+from .pretrained import load_minilm, sentence_embeddings

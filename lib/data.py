@@ -14,6 +14,7 @@ Tasks (see :func:`make_task`):
 And one per-token task on points of the plane, :func:`centered_xor_batch`: is each point on the
 same side of its sequence's mean in both coordinates? (It needs attention *and* a nonlinearity.)
 """
+
 from __future__ import annotations
 
 import datetime
@@ -41,7 +42,6 @@ from .batching import (  # noqa: F401  (re-exported: lib.data is where readers l
     to_lm_batch,
 )
 from .checks import check_choice, check_int, check_number
-
 
 # ----------------------------------------------------------------------------------------------
 # The tasks
@@ -74,19 +74,29 @@ _sort = _symbol_task("sort", lambda tokens: sorted(tokens, key=int))
 
 
 MONTHS = (
-    "january", "february", "march", "april", "may", "june",
-    "july", "august", "september", "october", "november", "december",
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
 )
 
 #: Source formats of the ``dates`` task. Fields: ``{day}`` 29 / 3, ``{dd}`` 29 / 03, ``{mm}`` 11,
 #: ``{month}`` november, ``{mon}`` nov, ``{year}`` 2026.
 DATE_FORMATS = (
-    "{day} {mon} {year}",      # 29 nov 2026
-    "{mm}/{dd}/{year}",        # 11/29/2026
-    "{month} {day}, {year}",   # november 29, 2026
-    "{year}.{mm}.{dd}",        # 2026.11.29
-    "{dd}.{mm}.{year}",        # 29.11.2026
-    "{day} {month} {year}",    # 29 november 2026
+    "{day} {mon} {year}",  # 29 nov 2026
+    "{mm}/{dd}/{year}",  # 11/29/2026
+    "{month} {day}, {year}",  # november 29, 2026
+    "{year}.{mm}.{dd}",  # 2026.11.29
+    "{dd}.{mm}.{year}",  # 29.11.2026
+    "{day} {month} {year}",  # 29 november 2026
 )
 
 # Fixed vocabularies (not read off the sampled data), so every sample of the task shares them.
@@ -97,8 +107,9 @@ _DATE_TGT_CHARS = list(string.digits + "-")
 def format_date(date: datetime.date, fmt: str) -> str:
     """Write ``date`` in format ``fmt`` (see :data:`DATE_FORMATS`)."""
     month = MONTHS[date.month - 1]
-    fields = dict(day=date.day, dd=f"{date.day:02d}", mm=f"{date.month:02d}",
-                  month=month, mon=month[:3], year=f"{date.year:04d}")
+    fields = dict(
+        day=date.day, dd=f"{date.day:02d}", mm=f"{date.month:02d}", month=month, mon=month[:3], year=f"{date.year:04d}"
+    )
     try:
         return fmt.format(**fields)
     except (KeyError, IndexError, ValueError) as error:
@@ -199,8 +210,7 @@ class TaskStream:
     Bad arguments fail here (the first batch is made at construction), not at the first ``next``.
     """
 
-    def __init__(self, name: str, batch_size: int, *, seed: int = 0,
-                 device: torch.device | str | None = None, **kw):
+    def __init__(self, name: str, batch_size: int, *, seed: int = 0, device: torch.device | str | None = None, **kw):
         self.make = _task(name, kw)
         check_int("batch_size", batch_size, minimum=1)
         check_int("seed", seed)
@@ -209,7 +219,7 @@ class TaskStream:
         self._next = self.make(self.rng, batch_size, **kw)
         self.src_vocab, self.tgt_vocab = self._next.src_vocab, self._next.tgt_vocab
 
-    def __iter__(self) -> "TaskStream":
+    def __iter__(self) -> TaskStream:
         return self
 
     def __next__(self) -> Batch:
@@ -260,7 +270,7 @@ def centered_xor_batch(
     check_number("offset_std", offset_std, 0.0)
     generator = torch.Generator().manual_seed(seed)
     centre = offset_std * torch.randn(batch_size, 1, 2, generator=generator)  # μ    [B, 1, 2]
-    x = centre + torch.randn(batch_size, seq_len, 2, generator=generator)     # x_j  [B, T, 2]
-    deviation = x - x.mean(dim=1, keepdim=True)                               # x_j - x̄
-    y = (deviation[..., 0] * deviation[..., 1] > 0).long()                    # y_j  [B, T]
+    x = centre + torch.randn(batch_size, seq_len, 2, generator=generator)  # x_j  [B, T, 2]
+    deviation = x - x.mean(dim=1, keepdim=True)  # x_j - x̄
+    y = (deviation[..., 0] * deviation[..., 1] > 0).long()  # y_j  [B, T]
     return LMBatch(x, y, pad_id=-100).to(device)

@@ -9,6 +9,7 @@ Each sub-layer is wrapped in a residual connection and a LayerNorm, in one of tw
 With ReLU, ``batch_first=True`` and dropout off, they compute exactly what
 ``torch.nn.TransformerEncoderLayer`` / ``TransformerDecoderLayer`` compute.
 """
+
 from __future__ import annotations
 
 import math
@@ -40,6 +41,7 @@ class FeedForward(nn.Module):
         check_int("d_model", d_model, minimum=1)
         check_int("d_ff", d_ff, minimum=1)
         check_choice("activation", activation, sorted(ACTIVATIONS))
+        check_number("dropout", dropout, 0.0, 1.0, high_open=True)
         self.linear1 = nn.Linear(d_model, d_ff)
         self.linear2 = nn.Linear(d_ff, d_model)
         self.activation = ACTIVATIONS[activation]
@@ -109,15 +111,13 @@ class Block(nn.Module):
             self.dropout3 = nn.Dropout(dropout)
         self.norm_first = norm_first
 
-    def residual(self, x: Tensor, sublayer: Callable[[Tensor], Tensor], norm: nn.Module,
-                 dropout: nn.Module) -> Tensor:
+    def residual(self, x: Tensor, sublayer: Callable[[Tensor], Tensor], norm: nn.Module, dropout: nn.Module) -> Tensor:
         """``x + Dropout(Sublayer(LN(x)))`` (pre-LN) or ``LN(x + Dropout(Sublayer(x)))`` (post-LN)."""
         if self.norm_first:
             return x + dropout(sublayer(norm(x)))
         return norm(x + dropout(sublayer(x)))
 
-    def self_attention(self, x: Tensor, mask: Tensor | None, is_causal: bool,
-                       cache: KVCache | None) -> Tensor:
+    def self_attention(self, x: Tensor, mask: Tensor | None, is_causal: bool, cache: KVCache | None) -> Tensor:
         """The self-attention sub-layer, wrapped: queries, keys and values all come from ``x``."""
 
         def attend(h: Tensor) -> Tensor:

@@ -7,6 +7,7 @@ Masks broadcast to ``[B, H, T_q, T_k]``.
 ``torch.nn.MultiheadAttention`` uses the opposite meaning for a boolean mask
 (``True`` = *masked out*): flip it with ``~mask`` when you pass one of ours there.
 """
+
 from __future__ import annotations
 
 import weakref
@@ -36,9 +37,9 @@ def padding_mask(tokens: Tensor, pad_id: int) -> Tensor:
     tokens: ``[B, T]`` token ids.  Returns ``[B, 1, 1, T]`` bool, which
     broadcasts over heads and queries.
     """
-    if not isinstance(tokens, Tensor) or tokens.dim() != 2:
-        shape = tuple(tokens.shape) if isinstance(tokens, Tensor) else type(tokens).__name__
-        raise ValueError(f"tokens must be a [B, T] tensor of ids, got {shape}")
+    check_tensor("tokens", tokens)
+    if tokens.dim() != 2:
+        raise ValueError(f"tokens must be a [B, T] tensor of ids, got shape {tuple(tokens.shape)}")
     return (tokens != pad_id)[:, None, None, :]
 
 
@@ -50,17 +51,10 @@ def check_mask(mask: Tensor, shape: tuple[int, int, int, int]) -> Tensor:
     """
     check_tensor("mask", mask)
     if mask.dtype != torch.bool:
-        raise TypeError(
-            f"mask must have dtype torch.bool (True = may attend), got {mask.dtype}"
-        )
-    ok = mask.dim() <= 4 and all(
-        m == 1 or m == s for m, s in zip(reversed(mask.shape), reversed(shape))
-    )
+        raise TypeError(f"mask must have dtype torch.bool (True = may attend), got {mask.dtype}")
+    ok = mask.dim() <= 4 and all(m == 1 or m == s for m, s in zip(reversed(mask.shape), reversed(shape)))
     if not ok:
-        raise ValueError(
-            f"mask of shape {tuple(mask.shape)} does not broadcast to "
-            f"(B, H, T_q, T_k) = {tuple(shape)}"
-        )
+        raise ValueError(f"mask of shape {tuple(mask.shape)} does not broadcast to (B, H, T_q, T_k) = {tuple(shape)}")
     while mask.dim() < 4:
         mask = mask.unsqueeze(0)
     return mask

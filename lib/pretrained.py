@@ -21,6 +21,7 @@ weights file is checked against a known SHA-256 before anything is loaded.
 ``cs224n-transformers-lib[pretrained]``) are imported only when a model is loaded, so
 ``import lib`` does not need them. ``transformers`` is never used here.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -68,17 +69,16 @@ def _require(module: str):
         ) from error
 
 
-
 # ----------------------------------------------------------------------------------- the config
 @dataclass(frozen=True)
 class BertConfig:
     """The numbers in a BERT ``config.json`` that fix the architecture (all-MiniLM-L6-v2's defaults)."""
 
     vocab_size: int = 30522
-    hidden_size: int = 384            # d_model
-    num_hidden_layers: int = 6        # L
-    num_attention_heads: int = 12     # H  (d_head = 384 / 12 = 32)
-    intermediate_size: int = 1536     # d_ff
+    hidden_size: int = 384  # d_model
+    num_hidden_layers: int = 6  # L
+    num_attention_heads: int = 12  # H  (d_head = 384 / 12 = 32)
+    intermediate_size: int = 1536  # d_ff
     max_position_embeddings: int = 512
     type_vocab_size: int = 2
     layer_norm_eps: float = 1e-12
@@ -122,7 +122,7 @@ class BertEmbeddings(nn.Module):
 
     def forward(self, input_ids: Tensor, token_type_ids: Tensor | None = None) -> Tensor:
         T = input_ids.size(1)
-        if T > self.positions.num_embeddings:
+        if input_ids.size(1) > self.positions.num_embeddings:
             raise ValueError(
                 f"input_ids has T={T} tokens but the model knows only "
                 f"max_position_embeddings={self.positions.num_embeddings} positions"
@@ -171,10 +171,8 @@ class MiniLM(nn.Module):
         if attention_mask is not None:
             if not isinstance(attention_mask, Tensor) or attention_mask.shape != input_ids.shape:
                 got = tuple(attention_mask.shape) if isinstance(attention_mask, Tensor) else attention_mask
-                raise ValueError(
-                    f"attention_mask must be a [B, T] = {tuple(input_ids.shape)} tensor of 1/0, got {got}"
-                )
-            mask = padding_mask(attention_mask.to(torch.long), 0)            # [B, 1, 1, T] bool
+                raise ValueError(f"attention_mask must be a [B, T] = {tuple(input_ids.shape)} tensor of 1/0, got {got}")
+            mask = padding_mask(attention_mask.to(torch.long), 0)  # [B, 1, 1, T] bool
         x = self.embeddings(input_ids, token_type_ids)
         for layer in self.layers:
             x = layer(x, mask)
@@ -209,8 +207,12 @@ def checkpoint_to_lib(n_layers: int) -> dict[str, str]:
     for i in range(n_layers):
         for theirs, ours in per_layer.items():
             names[f"encoder.layer.{i}.{theirs}"] = f"layers.{i}.{ours}"
-    return {f"{k}.{p}": f"{v}.{p}" for k, v in names.items() for p in ("weight", "bias")
-            if not (k.endswith("_embeddings") and p == "bias")}
+    return {
+        f"{k}.{p}": f"{v}.{p}"
+        for k, v in names.items()
+        for p in ("weight", "bias")
+        if not (k.endswith("_embeddings") and p == "bias")
+    }
 
 
 def convert_state_dict(checkpoint: dict[str, Tensor], n_layers: int) -> dict[str, Tensor]:
@@ -309,7 +311,7 @@ def load_minilm(
     tokenizer = tokenizers.Tokenizer.from_file(str(folder / "tokenizer.json"))
     tokenizer.no_padding()
     pad = tokenizer.id_to_token(config.pad_token_id) or "[PAD]"
-    tokenizer.enable_padding(pad_id=config.pad_token_id, pad_token=pad)   # to the longest in a batch
+    tokenizer.enable_padding(pad_id=config.pad_token_id, pad_token=pad)  # to the longest in a batch
     tokenizer.enable_truncation(max_length=MINILM_MAX_TOKENS)
     return model, tokenizer
 
@@ -334,7 +336,7 @@ def mean_pool(hidden: Tensor, attention_mask: Tensor) -> Tensor:
 
     .. math:: e = \frac{\sum_t m_t\, h_t}{\sum_t m_t}
     """
-    m = attention_mask.to(hidden.dtype).unsqueeze(-1)                    # [N, T, 1]
+    m = attention_mask.to(hidden.dtype).unsqueeze(-1)  # [N, T, 1]
     return (hidden * m).sum(dim=1) / m.sum(dim=1).clamp(min=1.0)
 
 

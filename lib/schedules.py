@@ -5,6 +5,7 @@ The paper's schedule (Vaswani et al., 2017, eq. 3) warms the learning rate up li
 
     lrate = d_model^-0.5 · min(step^-0.5, step · warmup_steps^-1.5)
 """
+
 from __future__ import annotations
 
 import math
@@ -25,14 +26,15 @@ def noam_lr(step: int, d_model: int, warmup_steps: int, factor: float = 1.0) -> 
     It grows linearly up to ``step = warmup_steps``, where it peaks at
     ``factor · (d_model · warmup_steps)^-0.5``, then decays as ``step^-0.5``.
     """
-    check_int("step", step, minimum=1)            # steps are counted from 1
+    check_int("step", step, minimum=1)  # steps are counted from 1
     check_int("d_model", d_model, minimum=1)
     check_int("warmup_steps", warmup_steps, minimum=1)
     return factor * d_model**-0.5 * min(step**-0.5, step * warmup_steps**-1.5)
 
 
-def make_schedule(optimizer: torch.optim.Optimizer, name: str, *, warmup_steps: int = 0,
-                  total_steps: int | None = None) -> LambdaLR:
+def make_schedule(
+    optimizer: torch.optim.Optimizer, name: str, *, warmup_steps: int = 0, total_steps: int | None = None
+) -> LambdaLR:
     """A ``LambdaLR`` that scales the optimizer's learning rate ``lr`` over the steps:
 
     - ``"constant"``: ``lr`` throughout.
@@ -64,7 +66,7 @@ def make_schedule(optimizer: torch.optim.Optimizer, name: str, *, warmup_steps: 
         # d_model cancels in the ratio: what is left is min(step / w, sqrt(w / step)).
         factor = lambda step: noam_lr(step, 1, w) / noam_lr(w, 1, w)  # noqa: E731
     else:  # cosine
-        if not isinstance(total_steps, int) or total_steps <= w:
+        if check_int("total_steps", total_steps, minimum=1) <= w:
             raise ValueError(f"schedule='cosine' needs total_steps > warmup_steps={w}, got {total_steps!r}")
 
         def factor(step: int) -> float:

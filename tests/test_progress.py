@@ -1,5 +1,6 @@
 """lib.train's progress bar on a static page: with tqdm's switch TQDM_DISABLE=1 (which the site build
 sets, tools/book_ext.py) it is printed once, in its final state, as one line on stdout."""
+
 from __future__ import annotations
 
 import re

@@ -1,4 +1,5 @@
 """Schedules, losses, the training loop and evaluation (lib.train), with a tiny stand-in model."""
+
 import math
 
 import pytest
@@ -105,8 +106,18 @@ def test_train_learns_copy_and_records_history():
     train_set, test_set = make_task("copy", 256, seed=0, max_len=6), make_task("copy", 64, seed=1, max_len=6)
     model = TinySeq2Seq(len(train_set.src_vocab))
     before = evaluate(model, test_set)
-    history = train(model, train_set, steps=60, lr=1e-2, schedule="linear_warmup", warmup_steps=10,
-                    batch_size=32, eval_fn=lambda m: evaluate(m, test_set), eval_every=20, progress=False)
+    history = train(
+        model,
+        train_set,
+        steps=60,
+        lr=1e-2,
+        schedule="linear_warmup",
+        warmup_steps=10,
+        batch_size=32,
+        eval_fn=lambda m: evaluate(m, test_set),
+        eval_every=20,
+        progress=False,
+    )
     assert isinstance(history, History)
     assert history.step == list(range(1, 61))
     assert len(history.loss) == len(history.lr) == len(history.grad_norm) == 60
@@ -130,9 +141,8 @@ def test_train_puts_the_model_back_in_the_mode_it_found(training):
         modes.append(m.training)
         return seq2seq_loss(m, batch)
 
-    train(model, TaskStream("copy", 4, seed=0), steps=2, loss_fn=loss_fn, eval_fn=eval_fn, eval_every=2,
-          progress=False)
-    assert modes == [True, True, False]             # train mode for the steps, eval mode for eval_fn
+    train(model, TaskStream("copy", 4, seed=0), steps=2, loss_fn=loss_fn, eval_fn=eval_fn, eval_every=2, progress=False)
+    assert modes == [True, True, False]  # train mode for the steps, eval mode for eval_fn
     assert model.training is training
 
 
@@ -161,19 +171,34 @@ def test_gradient_clipping_bounds_the_norm_of_the_step():
 
     class Recording(torch.optim.SGD):
         def step(self, closure=None):
-            used.append(torch.linalg.vector_norm(torch.stack(
-                [torch.linalg.vector_norm(p.grad) for p in model.parameters() if p.grad is not None])).item())
+            used.append(
+                torch.linalg.vector_norm(
+                    torch.stack([torch.linalg.vector_norm(p.grad) for p in model.parameters() if p.grad is not None])
+                ).item()
+            )
             return super().step(closure)
 
     clip = 1e-2
-    h = train(model, lambda step: fixed, steps=3, optimizer=Recording(model.parameters(), lr=0.1),
-              clip_grad_norm=clip, progress=False)
-    assert len(used) == 3 and all(n > 10 * clip for n in h.grad_norm)       # clipping had work to do
-    assert all(n == pytest.approx(clip, rel=1e-4) for n in used)            # ... and did it
+    h = train(
+        model,
+        lambda step: fixed,
+        steps=3,
+        optimizer=Recording(model.parameters(), lr=0.1),
+        clip_grad_norm=clip,
+        progress=False,
+    )
+    assert len(used) == 3 and all(n > 10 * clip for n in h.grad_norm)  # clipping had work to do
+    assert all(n == pytest.approx(clip, rel=1e-4) for n in used)  # ... and did it
     used.clear()
-    h = train(model, lambda step: fixed, steps=2, optimizer=Recording(model.parameters(), lr=0.1),
-              clip_grad_norm=None, progress=False)
-    assert used == pytest.approx(h.grad_norm, rel=1e-5)                     # no clipping: the raw norm
+    h = train(
+        model,
+        lambda step: fixed,
+        steps=2,
+        optimizer=Recording(model.parameters(), lr=0.1),
+        clip_grad_norm=None,
+        progress=False,
+    )
+    assert used == pytest.approx(h.grad_norm, rel=1e-5)  # no clipping: the raw norm
 
 
 def test_train_lm_and_evaluate_lm():

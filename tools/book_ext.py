@@ -20,6 +20,7 @@ one clean line. A live tqdm widget needs a running kernel; Jupyter and Colab rea
 **Clean consoles.** Each page lists each of its scripts once (see `dedupe_scripts`): Sphinx 7 adds
 two themes' inline scripts twice, and the second `const THEBE_JS_URL` is a console error.
 """
+
 from __future__ import annotations
 
 import json
@@ -161,7 +162,7 @@ class FillRuntimes(SphinxPostTransform):
         head += row(nodes.Text("Chapter"), nodes.Text("Run time"))
         body = nodes.tbody()
         total, complete = 0.0, True
-        for number, docname in chapters.items():
+        for docname in chapters.values():
             title = env.titles[docname].astext() if docname in env.titles else docname
             try:
                 uri = builder.get_relative_uri(env.docname, docname)
@@ -172,8 +173,11 @@ class FillRuntimes(SphinxPostTransform):
             complete &= seconds is not None
             total += seconds or 0.0
             body += row(link, nodes.Text(format_seconds(seconds)))
-        body += row(nodes.Text(f"All {len(chapters)} chapters"),
-                    nodes.Text(format_seconds(total if complete and chapters else None)), bold=True)
+        body += row(
+            nodes.Text(f"All {len(chapters)} chapters"),
+            nodes.Text(format_seconds(total if complete and chapters else None)),
+            bold=True,
+        )
         group += head
         group += body
         return table
@@ -200,8 +204,11 @@ def write_json(app: Sphinx, exception) -> None:
     data = {
         "machine": machine_description(),
         "chapters": {
-            docname: {"number": number, "seconds": measured_seconds(env, docname),
-                      "title": env.titles[docname].astext() if docname in env.titles else docname}
+            docname: {
+                "number": number,
+                "seconds": measured_seconds(env, docname),
+                "title": env.titles[docname].astext() if docname in env.titles else docname,
+            }
             for number, docname in chapter_docs(env).items()
         },
     }

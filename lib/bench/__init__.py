@@ -23,6 +23,7 @@ The modules: :mod:`~lib.bench.timing` (medians of interleaved repeats), :mod:`~l
 :mod:`~lib.bench.report` (tables and a plot) and :mod:`~lib.bench.suite` (sizes, the whole run,
 the command line).
 """
+
 from .measure import (
     CHAPTER_LM,
     bench_attention,
@@ -39,8 +40,25 @@ from .suite import SIZES, main, run_benchmarks
 from .timing import compare, loglog_slope, synchronize
 
 __all__ = [
-    "CHAPTER_LM", "SIZES", "attend", "bench_attention", "bench_decoding", "bench_matmul", "bench_scaling",
-    "bench_training", "compare", "loglog_slope", "main", "markdown_tables", "overload_warning",
-    "peak_memories", "peak_memory", "plot_scaling", "run_benchmarks", "synchronize", "to_markdown",
-    "torch_twin", "training_flops",
+    "CHAPTER_LM",
+    "SIZES",
+    "attend",
+    "bench_attention",
+    "bench_decoding",
+    "bench_matmul",
+    "bench_scaling",
+    "bench_training",
+    "compare",
+    "loglog_slope",
+    "main",
+    "markdown_tables",
+    "overload_warning",
+    "peak_memories",
+    "peak_memory",
+    "plot_scaling",
+    "run_benchmarks",
+    "synchronize",
+    "to_markdown",
+    "torch_twin",
+    "training_flops",
 ]

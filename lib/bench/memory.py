@@ -4,6 +4,7 @@ On a GPU: ``torch.cuda.max_memory_allocated``.  On a CPU: in a fresh child proce
 isolation), as the growth of its resident-set high-water mark (Linux ``/proc/self/status``; elsewhere
 ``ru_maxrss``), so that no earlier allocation hides a later one.
 """
+
 from __future__ import annotations
 
 import multiprocessing
@@ -14,24 +15,25 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from ..attention import scaled_dot_product_attention
+from ..checks import check_choice
 
 
 def attend(method: str, q: Tensor, k: Tensor, v: Tensor) -> Tensor:
     """One attention forward pass: ``"explicit"`` (lib's written-out version) or ``"fused"``
     (PyTorch's kernel)."""
+    check_choice("method", method, ("explicit", "fused"))
     if method == "explicit":
         return scaled_dot_product_attention(q, k, v)[0]
-    if method == "fused":
-        return F.scaled_dot_product_attention(q, k, v)
-    raise ValueError(f"method={method!r} is unknown; expected 'explicit' or 'fused'")
+    return F.scaled_dot_product_attention(q, k, v)
 
 
 def _qkv(B: int, H: int, T: int, d_head: int, device) -> tuple[Tensor, Tensor, Tensor]:
     return tuple(torch.randn(B, H, T, d_head, device=device) for _ in range(3))
 
 
-def peak_memory(method: str, B: int, H: int, T: int, d_head: int, device: torch.device | str = "cpu",
-                threads: int | None = None) -> float | None:
+def peak_memory(
+    method: str, B: int, H: int, T: int, d_head: int, device: torch.device | str = "cpu", threads: int | None = None
+) -> float | None:
     """Bytes one attention forward pass adds to the peak memory, beyond its inputs.
 
     On CUDA: ``torch.cuda.max_memory_allocated``, in this process.  On the CPU: the growth of the
@@ -41,8 +43,14 @@ def peak_memory(method: str, B: int, H: int, T: int, d_head: int, device: torch.
     return peak_memories([(method, T)], B, H, d_head, device, threads)[0]
 
 
-def peak_memories(points: list[tuple[str, int]], B: int, H: int, d_head: int,
-                  device: torch.device | str = "cpu", threads: int | None = None) -> list[float | None]:
+def peak_memories(
+    points: list[tuple[str, int]],
+    B: int,
+    H: int,
+    d_head: int,
+    device: torch.device | str = "cpu",
+    threads: int | None = None,
+) -> list[float | None]:
     """:func:`peak_memory` of each ``(method, T)``; CPU points run two child processes at a time."""
     device = torch.device(device)
     if device.type == "cuda":
@@ -88,7 +96,7 @@ def _high_water_bytes() -> int | None:
         return kib * 1024
     try:
         import resource
-    except ImportError:                                           # Windows
+    except ImportError:  # Windows
         return None
     maxrss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return maxrss if sys.platform == "darwin" else maxrss * 1024  # bytes on macOS, KiB elsewhere

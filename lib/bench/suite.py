@@ -1,4 +1,5 @@
 """The whole suite: the sizes of a run, the machine it ran on, and the command line."""
+
 from __future__ import annotations
 
 import argparse
@@ -17,6 +18,8 @@ from .report import to_markdown
 
 # The sizes of a run.  ``quick`` is the CI size (well under a minute on a 2-core laptop CPU);
 # ``tiny`` only checks that everything runs (the unit tests); ``full`` is the real measurement.
+# A table, laid out by hand: one line per part of the run.
+# fmt: off
 SIZES: dict[str, dict] = {
     "tiny": dict(
         repeats=3, min_seconds=0.0, matmul=[128, 256],
@@ -40,10 +43,10 @@ SIZES: dict[str, dict] = {
         decoding=dict(batch=8, prompt=16, new=240),
     ),
 }
+# fmt: on
 
 
-def run_benchmarks(size: str = "full", device: torch.device | str | None = None,
-                   repeats: int | None = None) -> dict:
+def run_benchmarks(size: str = "full", device: torch.device | str | None = None, repeats: int | None = None) -> dict:
     """Run every benchmark and return the results as a JSON-ready dict (see :func:`to_markdown`).
 
     ``size`` is ``"full"``, ``"quick"`` or ``"tiny"`` (see :data:`SIZES`); ``device`` defaults to
@@ -90,26 +93,38 @@ def _machine(device: torch.device, size: str, repeats: int) -> dict:
                 name = next(line.split(":", 1)[1].strip() for line in info if line.startswith("model name"))
         except (OSError, StopIteration):
             pass
-    return {"size": size, "repeats": repeats, "device": str(device), "device_name": name,
-            "threads": torch.get_num_threads(), "cpu_count": os.cpu_count(), "torch": torch.__version__,
-            "python": platform.python_version(), "load_average_start": _load_average(),
-            "date": time.strftime("%Y-%m-%d %H:%M:%S")}
+    return {
+        "size": size,
+        "repeats": repeats,
+        "device": str(device),
+        "device_name": name,
+        "threads": torch.get_num_threads(),
+        "cpu_count": os.cpu_count(),
+        "torch": torch.__version__,
+        "python": platform.python_version(),
+        "load_average_start": _load_average(),
+        "date": time.strftime("%Y-%m-%d %H:%M:%S"),
+    }
 
 
 def main(argv: list[str] | None = None) -> dict:
     """``python -m lib.bench [--size tiny|quick|full] [--device D] [--repeats N] [--threads N] [--json PATH]``:
     print the Markdown tables and write the results to ``bench-results/bench-SIZE.json`` (or ``PATH``)."""
     parser = argparse.ArgumentParser(prog="python -m lib.bench", description="How fast lib runs on this machine.")
-    parser.add_argument("--size", choices=list(SIZES), default="full",
-                        help="tiny | quick | full (default: full, a few minutes)")
-    parser.add_argument("--quick", dest="size", action="store_const", const="quick",
-                        help="short for --size quick: the small size that CI runs (well under a minute)")
+    parser.add_argument(
+        "--size", choices=list(SIZES), default="full", help="tiny | quick | full (default: full, a few minutes)"
+    )
+    parser.add_argument(
+        "--quick",
+        dest="size",
+        action="store_const",
+        const="quick",
+        help="short for --size quick: the small size that CI runs (well under a minute)",
+    )
     parser.add_argument("--device", help="cpu, cuda, cuda:1, mps, ... (default: lib.default_device())")
     parser.add_argument("--repeats", type=int, help="repeats per median (default: by size)")
-    parser.add_argument("--threads", type=int,
-                        help="torch.set_num_threads(N) first (default: torch's choice)")
-    parser.add_argument("--json", type=Path,
-                        help="where to write the results (default: bench-results/bench-SIZE.json)")
+    parser.add_argument("--threads", type=int, help="torch.set_num_threads(N) first (default: torch's choice)")
+    parser.add_argument("--json", type=Path, help="where to write the results (default: bench-results/bench-SIZE.json)")
     args = parser.parse_args(argv)
     if args.threads is not None:
         torch.set_num_threads(args.threads)

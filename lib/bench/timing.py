@@ -1,4 +1,5 @@
 """Timing on a busy machine: interleaved repeats, medians, and fitted log-log slopes."""
+
 from __future__ import annotations
 
 import math
@@ -18,8 +19,12 @@ def synchronize(device: torch.device) -> None:
         torch.mps.synchronize()
 
 
-def compare(fns: dict[Hashable, Callable[[], object]], repeats: int = 5, min_seconds: float = 0.02,
-            device: torch.device | str = "cpu") -> dict[Hashable, float]:
+def compare(
+    fns: dict[Hashable, Callable[[], object]],
+    repeats: int = 5,
+    min_seconds: float = 0.02,
+    device: torch.device | str = "cpu",
+) -> dict[Hashable, float]:
     """Median seconds per call of each function, timed interleaved.
 
     Each function is warmed up, then called ``inner`` times in a row per timing, ``inner`` chosen
@@ -30,7 +35,7 @@ def compare(fns: dict[Hashable, Callable[[], object]], repeats: int = 5, min_sec
     device = torch.device(device)
     inner = {}
     for name, fn in fns.items():
-        fn()                                                   # warm-up (lazy init, caches)
+        fn()  # warm-up (lazy init, caches)
         synchronize(device)
         start = time.perf_counter()
         fn()
@@ -39,7 +44,7 @@ def compare(fns: dict[Hashable, Callable[[], object]], repeats: int = 5, min_sec
     names = list(fns)
     samples: dict[Hashable, list[float]] = {name: [] for name in names}
     for r in range(repeats):
-        for name in names[r % len(names):] + names[: r % len(names)]:
+        for name in names[r % len(names) :] + names[: r % len(names)]:
             fn, n = fns[name], inner[name]
             synchronize(device)
             start = time.perf_counter()

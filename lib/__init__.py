@@ -36,3 +36,5 @@ from .lookup import (  # noqa: E402
     neighbour_accuracy,
     neighbour_attention,
 )
+# chapter 9: a real pretrained model (safetensors/tokenizers are imported only when it is loaded)
+from .pretrained import load_minilm, sentence_embeddings

@@ -8,6 +8,7 @@ last expression. Functions that take a model or tensors label the figure with th
 - :mod:`.heads` (chapter 4): :func:`multi_head_diagram`
 - :mod:`.positions` (chapter 6): :func:`position_schematic`
 - :mod:`.transformer` (chapter 7): :func:`transformer_diagram`
+- :mod:`.bert` (chapter 9): :func:`bert_encoder`
 """
 
 from .canvas import COLORS, Box, Canvas, color
@@ -16,12 +17,14 @@ from .attention import qkv_dataflow, scaling_and_softmax
 from .heads import multi_head_diagram
 from .positions import position_schematic
 from .transformer import transformer_diagram
+from .bert import bert_encoder
 
 __all__ = [
     "COLORS",
     "Box",
     "Canvas",
     "color",
+    "bert_encoder",
     "multi_head_diagram",
     "position_schematic",
     "qkv_dataflow",

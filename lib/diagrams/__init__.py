@@ -6,3 +6,6 @@ last expression. Functions that take a model or tensors label the figure with th
 from .canvas import COLORS, Box, Canvas, color
 
 __all__ = ["COLORS", "Box", "Canvas", "color"]
+from .masks import cross_attention_dataflow, mask_grids  # chapter 5
+
+__all__ += ["cross_attention_dataflow", "mask_grids"]

@@ -11,8 +11,8 @@ import pytest
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-from lib import EncoderLayer, record_attention
-from lib import bench
+import lib
+from lib import EncoderLayer, bench, record_attention
 
 
 def test_loglog_slope_recovers_a_power_law():
@@ -108,3 +108,21 @@ def test_the_plot_has_a_time_and_a_memory_panel(tiny_run):
     matplotlib.use("Agg")
     fig = bench.plot_scaling(tiny_run[1])
     assert [ax.get_ylabel() for ax in fig.axes] == ["forward time (ms)", "peak memory (MiB)"]
+
+
+@pytest.mark.parametrize("bias", [True, False])
+def test_torch_twin_computes_what_ours_computes(bias):
+    """Same weights, same (flipped) mask: nn.MultiheadAttention gives our output and our weights."""
+    torch.manual_seed(0)
+    ours = lib.MultiHeadAttention(32, 4, bias=bias).eval()
+    twin = bench.torch_twin(ours).eval()
+    assert isinstance(twin, torch.nn.MultiheadAttention) and twin is not ours
+    x = torch.randn(2, 6, 32)
+    mask = lib.causal_mask(6)
+    out, weights = ours(x, x, x, mask)
+    ref, ref_weights = twin(x, x, x, attn_mask=~mask, average_attn_weights=False)
+    torch.testing.assert_close(out, ref, atol=1e-5, rtol=0)
+    torch.testing.assert_close(weights, ref_weights, atol=1e-6, rtol=0)
+    with torch.no_grad():                                   # a copy, not shared storage
+        twin.out_proj.weight.zero_()
+    assert ours.out_proj.weight.abs().sum() > 0

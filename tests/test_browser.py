@@ -36,7 +36,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from conftest import HTML, REPO, SiteBuild, skip_or_fail
 
 pytestmark = [pytest.mark.site, pytest.mark.browser]

@@ -42,8 +42,8 @@ from pathlib import Path
 
 import nbformat
 import pytest
-
 from conftest import REPO, chapters_to_execute, skip_or_fail
+
 from tools.common import chapters, first_code_cell, ref_exists, repository
 from tools.student_versions import check_cell_indices, first_exercise_index, student_version
 
@@ -77,7 +77,7 @@ def _run(cmd, **kw) -> subprocess.CompletedProcess:
 def _kernel_env(venv: Path) -> dict:
     """The environment of the Colab-like kernel: this venv first on PATH, nothing of the book's."""
     env = {k: v for k, v in os.environ.items()
-           if k not in ("PYTHONPATH", "VIRTUAL_ENV", "LIB_PROGRESS", "PYTHONHOME")}
+           if k not in ("PYTHONPATH", "VIRTUAL_ENV", "TQDM_DISABLE", "PYTHONHOME")}
     paths = [p for p in env.get("PATH", "").split(os.pathsep) if not p.startswith(str(Path(sys.prefix)))]
     env["PATH"] = os.pathsep.join([str(venv / "bin"), *paths])
     return env
@@ -160,7 +160,7 @@ def test_chapter_runs_as_in_colab(colab: dict, tmp_path: Path, monkeypatch) -> N
     monkeypatch.setenv("JUPYTER_PATH", str(colab["jupyter_path"]))
     for key, value in _kernel_env(colab["venv"]).items():
         monkeypatch.setenv(key, value)
-    for key in ("PYTHONPATH", "VIRTUAL_ENV", "LIB_PROGRESS", "PYTHONHOME"):
+    for key in ("PYTHONPATH", "VIRTUAL_ENV", "TQDM_DISABLE", "PYTHONHOME"):
         monkeypatch.delenv(key, raising=False)
 
     for chapter in selected:

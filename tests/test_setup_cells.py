@@ -12,12 +12,18 @@ from pathlib import Path
 
 import nbformat
 import pytest
-
 from conftest import REPO
+
 from tools import retarget
 from tools.common import (
-    SETUP_TAG, branch_problem, chapters, distribution_name, expected_setup_source, first_code_cell,
-    repository, setup_source,
+    SETUP_TAG,
+    branch_problem,
+    chapters,
+    distribution_name,
+    expected_setup_source,
+    first_code_cell,
+    repository,
+    setup_source,
 )
 
 CHAPTERS = chapters()

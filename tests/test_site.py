@@ -11,7 +11,6 @@ Deselect with `pytest -m "not site"`.
 from __future__ import annotations
 
 import pytest
-
 from conftest import HTML, SiteBuild  # the build itself is conftest.py's session fixture `site_build`
 
 

@@ -18,8 +18,8 @@ from pathlib import Path
 import nbformat
 import pytest
 import yaml
-
 from conftest import EXECUTED, HTML, REPO, SiteBuild
+
 from tools.book_ext import NO_CHAPTER, RUNTIMES_JSON, format_seconds
 from tools.common import chapters
 
@@ -221,6 +221,6 @@ def test_instructors_page_tabulates_every_chapter(built) -> None:
     assert page.is_file(), "book/instructors.md (the appendix 'For instructors') was not built"
     rows = _page("book/instructors").runtime_rows
     measured = _runtimes()["chapters"]
-    for docname, data in measured.items():
+    for data in measured.values():
         assert [data["title"], format_seconds(data["seconds"])] in rows, (
             f"instructors page: no row for {data['title']!r} with its measured time")

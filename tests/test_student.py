@@ -21,11 +21,15 @@ from pathlib import Path
 
 import nbformat
 import pytest
-
 from conftest import EXECUTED, SiteBuild
+
 from tools.common import chapters
 from tools.student_versions import (
-    TEXT_STUB, check_cell_indices, directive_blocks, first_exercise_index, is_solution_wrapper,
+    TEXT_STUB,
+    check_cell_indices,
+    directive_blocks,
+    first_exercise_index,
+    is_solution_wrapper,
     write_student_versions,
 )
 

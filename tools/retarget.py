@@ -35,8 +35,16 @@ import nbformat
 if __package__ in (None, ""):  # run as a script: python tools/retarget.py
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tools.common import (  # noqa: E402
-    REPO, SETUP_TAG, branch_problem, chapters, distribution_name, expected_setup_source,
-    first_code_cell, load_config, ref_exists, repository,
+    REPO,
+    SETUP_TAG,
+    branch_problem,
+    chapters,
+    distribution_name,
+    expected_setup_source,
+    first_code_cell,
+    load_config,
+    ref_exists,
+    repository,
 )
 
 
@@ -105,7 +113,6 @@ def _set_section_keys(text: str, section: str, values: dict[str, str]) -> str:
     end = start + 1
     while end < len(lines) and (not lines[end].strip() or lines[end][0] in " \t#"):
         end += 1
-    last_key = start
     for key, value in values.items():
         for i in range(start + 1, end):
             m = re.match(rf"(\s+{re.escape(key)}:\s*)([^#\n]*?)(\s*#.*)?(\n?)$", lines[i])

@@ -121,7 +121,7 @@ def cross_attention_dataflow(model: torch.nn.Module, src: Tensor, tgt: Tensor) -
     c.arrow(mem.right, v.left, role="value")
     c.arrow(q.top, (w.x + 0.5, w.y), role="query")
     c.arrow(k.right, w.left, role="key")
-    av = c.box(7.0, 4.85, 2.1, 0.9, f"weights · V, heads\nmerged, · W_O", role="output", fontsize=8)
+    av = c.box(7.0, 4.85, 2.1, 0.9, "weights · V, heads\nmerged, · W_O", role="output", fontsize=8)
     c.arrow(w.top, av.bottom, role="attention")
     c.arrow(v.right, av.left, role="value")
     c.arrow(av.right, out.left, role="output")

@@ -6,6 +6,7 @@ last expression. Functions that take a model or tensors label the figure with th
 - :mod:`.seq2seq` (chapter 1): :func:`seq2seq_bottleneck`
 - :mod:`.attention` (chapter 2): :func:`qkv_dataflow`, :func:`scaling_and_softmax`
 - :mod:`.heads` (chapter 4): :func:`multi_head_diagram`
+- :mod:`.masks` (chapter 5): :func:`mask_grids`, :func:`cross_attention_dataflow`
 - :mod:`.positions` (chapter 6): :func:`position_schematic`
 - :mod:`.transformer` (chapter 7): :func:`transformer_diagram`
 - :mod:`.bert` (chapter 9): :func:`bert_encoder`
@@ -15,6 +16,7 @@ from .canvas import COLORS, Box, Canvas, color
 from .seq2seq import seq2seq_bottleneck
 from .attention import qkv_dataflow, scaling_and_softmax
 from .heads import multi_head_diagram
+from .masks import cross_attention_dataflow, mask_grids
 from .positions import position_schematic
 from .transformer import transformer_diagram
 from .bert import bert_encoder
@@ -25,6 +27,8 @@ __all__ = [
     "Canvas",
     "color",
     "bert_encoder",
+    "cross_attention_dataflow",
+    "mask_grids",
     "multi_head_diagram",
     "position_schematic",
     "qkv_dataflow",

@@ -50,10 +50,9 @@ def test_ablation_restores_an_existing_mask_even_after_an_error() -> None:
     attn = model.layers[0].self_attn
     old = torch.tensor([1.0, 0.5, 1.0, 1.0])
     attn.head_mask = old
-    with pytest.raises(RuntimeError):
-        with ablate_heads(model, {"layers.0.self_attn": [0]}):
-            torch.testing.assert_close(attn.head_mask, torch.tensor([0.0, 0.5, 1.0, 1.0]))
-            raise RuntimeError("boom")
+    with pytest.raises(RuntimeError), ablate_heads(model, {"layers.0.self_attn": [0]}):
+        torch.testing.assert_close(attn.head_mask, torch.tensor([0.0, 0.5, 1.0, 1.0]))
+        raise RuntimeError("boom")
     assert attn.head_mask is old
 
 
@@ -87,9 +86,8 @@ def test_attention_layers_names_every_layer() -> None:
 )
 def test_ablate_heads_rejects_bad_input(heads, error, match) -> None:
     model = _model()
-    with pytest.raises(error, match=match):
-        with ablate_heads(model, heads):
-            pass
+    with pytest.raises(error, match=match), ablate_heads(model, heads):
+        pass
     assert model.layers[0].self_attn.head_mask is None
 
 

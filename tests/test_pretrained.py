@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import skip_or_fail
 
+from conftest import skip_or_fail
 from lib.pretrained import (
     MINILM_PACKAGE,
     MINILM_SHA256,

@@ -178,11 +178,11 @@ def test_extras_are_kept_and_checked(book_copy: Path) -> None:
     nbformat.write(nb, path)
     problems = retarget.check(book_copy)
     assert len(problems) == 1 and "no-such-extra" in problems[0], problems
-    (book_copy / "pyproject.toml").write_text(
-        (book_copy / "pyproject.toml")
-        .read_text()
-        .replace("[project.urls]", '[project.optional-dependencies]\nno-such-extra = ["numpy"]\n\n[project.urls]')
-    )
+    pyproject = (book_copy / "pyproject.toml").read_text()
+    header = "[project.optional-dependencies]\n"
+    if header not in pyproject:
+        pyproject = pyproject.replace("[project.urls]", header + "\n[project.urls]")
+    (book_copy / "pyproject.toml").write_text(pyproject.replace(header, header + 'no-such-extra = ["numpy"]\n'))
     assert retarget.check(book_copy) == []
     assert retarget.main(["--root", str(book_copy), "--ref", "v9"]) == 0
     source = nbformat.read(path, as_version=4).cells[i].source

@@ -12,14 +12,14 @@ last expression. Functions that take a model or tensors label the figure with th
 - :mod:`.bert` (chapter 9): :func:`bert_encoder`
 """
 
-from .canvas import COLORS, Box, Canvas, color
-from .seq2seq import seq2seq_bottleneck
 from .attention import qkv_dataflow, scaling_and_softmax
+from .bert import bert_encoder
+from .canvas import COLORS, Box, Canvas, color
 from .heads import multi_head_diagram
 from .masks import cross_attention_dataflow, mask_grids
 from .positions import position_schematic
+from .seq2seq import seq2seq_bottleneck
 from .transformer import transformer_diagram
-from .bert import bert_encoder
 
 __all__ = [
     "COLORS",

@@ -4,6 +4,7 @@ Chapters import everything from here::
 
     from lib import MultiHeadAttention, Transformer, TransformerConfig, make_task, train
 """
+
 from .claims import claim
 from .attention import KVCache, MultiHeadAttention, record_attention, scaled_dot_product_attention
 from .batching import Batch, LMBatch, Seq2SeqDataset, Vocab, collate, to_lm_batch
@@ -36,5 +37,6 @@ from .lookup import (  # noqa: E402
     neighbour_accuracy,
     neighbour_attention,
 )
+
 # chapter 9: a real pretrained model (safetensors/tokenizers are imported only when it is loaded)
 from .pretrained import load_minilm, sentence_embeddings

@@ -8,6 +8,7 @@ and raises ``AssertionError`` with the same text (``✘`` instead of ``✔``) wh
 The site build collects these lines from every chapter into the Claims appendix (``book/claims``),
 so the line's format is part of the contract: ``"✔ Claim: "`` + statement + ``" — "`` + values.
 """
+
 from __future__ import annotations
 
 import math

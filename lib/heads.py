@@ -9,6 +9,7 @@ Head ablation zeroes a head's output before the heads are concatenated (``head_h
 Michel et al. (2019) removed heads this way from trained Transformers and found that most of them
 can go with little loss; chapter 4 repeats the experiment on a toy task.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
@@ -49,8 +50,10 @@ def ablate_heads(model: nn.Module, heads: Mapping[str, Sequence[int]]) -> Iterat
     masks: dict[str, Tensor] = {}
     for name, indices in heads.items():
         if name not in layers:
-            raise ValueError(f"heads names layer {name!r}, which is not an attention layer of the model; "
-                             f"expected one of {sorted(layers)}")
+            raise ValueError(
+                f"heads names layer {name!r}, which is not an attention layer of the model; "
+                f"expected one of {sorted(layers)}"
+            )
         layer = layers[name]
         if isinstance(indices, (str, bytes)) or not isinstance(indices, Sequence):
             raise TypeError(f"heads[{name!r}] must be a sequence of head indices, got {indices!r}")

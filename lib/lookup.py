@@ -17,6 +17,7 @@ The two colours are returned as one class ``c_next · n_colours + c_prev`` (so :
 and :func:`lib.evaluate` apply unchanged), and :class:`LinkedListModel` scores that class as the sum
 of two independent read-outs, which makes its cross-entropy the sum of the two colours' losses.
 """
+
 from __future__ import annotations
 
 import math
@@ -55,14 +56,14 @@ def linked_list_batch(
     check_int("seed", seed)
     g = torch.Generator().manual_seed(seed)
     B, T = batch_size, n_items
-    cycle = torch.rand(B, T, generator=g).argsort(dim=-1)          # positions, in cycle order
-    nxt = torch.empty_like(cycle).scatter_(1, cycle, cycle.roll(-1, dims=1))   # next(i)  [B, T]
-    prv = torch.empty_like(cycle).scatter_(1, cycle, cycle.roll(1, dims=1))    # prev(i)  [B, T]
-    names = torch.rand(B, n_names, generator=g).argsort(dim=-1)[:, :T]          # a_i, distinct
-    pointers = names.gather(1, nxt)                                              # p_i = a_next(i)
-    colours = torch.randint(n_colours, (B, T), generator=g)                      # c_i
+    cycle = torch.rand(B, T, generator=g).argsort(dim=-1)  # positions, in cycle order
+    nxt = torch.empty_like(cycle).scatter_(1, cycle, cycle.roll(-1, dims=1))  # next(i)  [B, T]
+    prv = torch.empty_like(cycle).scatter_(1, cycle, cycle.roll(1, dims=1))  # prev(i)  [B, T]
+    names = torch.rand(B, n_names, generator=g).argsort(dim=-1)[:, :T]  # a_i, distinct
+    pointers = names.gather(1, nxt)  # p_i = a_next(i)
+    colours = torch.randint(n_colours, (B, T), generator=g)  # c_i
     target = colours.gather(1, nxt) * n_colours + colours.gather(1, prv)
-    fields = torch.stack([names, pointers, colours], dim=-1)                     # [B, T, 3]
+    fields = torch.stack([names, pointers, colours], dim=-1)  # [B, T, 3]
     return LMBatch(fields, target, pad_id=-100).to(device)
 
 
@@ -94,11 +95,23 @@ class LinkedListModel(nn.Module):
     The layers are pre-LN :class:`~lib.layers.EncoderLayer` without dropout, ``d_ff = 4 d_model``.
     """
 
-    def __init__(self, d_model: int = 32, n_heads: int = 2, n_layers: int = 1, n_names: int = 16,
-                 n_colours: int = 16, d_ff: int | None = None):
+    def __init__(
+        self,
+        d_model: int = 32,
+        n_heads: int = 2,
+        n_layers: int = 1,
+        n_names: int = 16,
+        n_colours: int = 16,
+        d_ff: int | None = None,
+    ):
         super().__init__()
-        for name, value in (("d_model", d_model), ("n_heads", n_heads), ("n_layers", n_layers),
-                            ("n_names", n_names), ("n_colours", n_colours)):
+        for name, value in (
+            ("d_model", d_model),
+            ("n_heads", n_heads),
+            ("n_layers", n_layers),
+            ("n_names", n_names),
+            ("n_colours", n_colours),
+        ):
             check_int(name, value, minimum=1)
         if d_model % n_heads:
             raise ValueError(f"d_model={d_model} is not divisible by n_heads={n_heads}")
@@ -107,8 +120,7 @@ class LinkedListModel(nn.Module):
         self.pointer_embed = nn.Embedding(n_names, d_model)
         self.colour_embed = nn.Embedding(n_colours, d_model)
         self.layers = nn.ModuleList(
-            EncoderLayer(d_model, n_heads, d_ff or 4 * d_model, dropout=0.0, norm_first=True)
-            for _ in range(n_layers)
+            EncoderLayer(d_model, n_heads, d_ff or 4 * d_model, dropout=0.0, norm_first=True) for _ in range(n_layers)
         )
         self.norm = nn.LayerNorm(d_model)
         self.next_readout = nn.Linear(d_model, n_colours)
@@ -117,11 +129,16 @@ class LinkedListModel(nn.Module):
     def forward(self, fields: Tensor) -> Tensor:
         check_tensor("fields", fields)
         if fields.dim() != 3 or fields.size(-1) != 3 or fields.dtype != torch.long:
-            raise ValueError(f"fields must be a long tensor [B, T, 3] (name, pointer, colour), "
-                             f"got {tuple(fields.shape)} {fields.dtype}")
+            raise ValueError(
+                f"fields must be a long tensor [B, T, 3] (name, pointer, colour), "
+                f"got {tuple(fields.shape)} {fields.dtype}"
+            )
         names, pointers, colours = fields.unbind(dim=-1)
-        limits = {"name": (names, self.n_names), "pointer": (pointers, self.n_names),
-                  "colour": (colours, self.n_colours)}
+        limits = {
+            "name": (names, self.n_names),
+            "pointer": (pointers, self.n_names),
+            "colour": (colours, self.n_colours),
+        }
         for field, (ids, n) in limits.items():
             if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= n):
                 raise ValueError(f"{field} ids must lie in [0, {n}), got [{int(ids.min())}, {int(ids.max())}]")
@@ -153,8 +170,11 @@ def neighbour_accuracy(model: nn.Module, batch: LMBatch) -> dict[str, float]:
         raise ValueError(f"the model's logits have {logits.size(-1)} classes; expected n_colours²")
     pred, target = logits.argmax(dim=-1), batch.target
     next_ok, prev_ok = pred // n == target // n, pred % n == target % n
-    return {"next": next_ok.float().mean().item(), "prev": prev_ok.float().mean().item(),
-            "both": (next_ok & prev_ok).float().mean().item()}
+    return {
+        "next": next_ok.float().mean().item(),
+        "prev": prev_ok.float().mean().item(),
+        "both": (next_ok & prev_ok).float().mean().item(),
+    }
 
 
 @torch.no_grad()
@@ -173,15 +193,15 @@ def neighbour_attention(model: nn.Module, batch: LMBatch) -> dict[str, Tensor]:
         raise TypeError(f"batch must be an LMBatch from linked_list_batch, got {type(batch).__name__}")
     device = next(model.parameters()).device
     batch = batch.to(device)
-    nxt, prv = linked_list_neighbours(batch.input)                       # [B, T] each
+    nxt, prv = linked_list_neighbours(batch.input)  # [B, T] each
     was_training = model.training
     model.eval()
     with record_attention(model) as maps:
         model(batch.input)
     model.train(was_training)
     result = {}
-    for name, w in maps.items():                                          # w [B, H, T, T]
+    for name, w in maps.items():  # w [B, H, T, T]
         on_next = w.gather(-1, nxt[:, None, :, None].expand(-1, w.size(1), -1, 1)).mean(dim=(0, 2, 3))
         on_prev = w.gather(-1, prv[:, None, :, None].expand(-1, w.size(1), -1, 1)).mean(dim=(0, 2, 3))
-        result[name] = torch.stack([on_next, on_prev], dim=-1).cpu()     # [H, 2]
+        result[name] = torch.stack([on_next, on_prev], dim=-1).cpu()  # [H, 2]
     return result

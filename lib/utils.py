@@ -1,4 +1,5 @@
 """Small helpers: the device, the seed, and showing `lib`'s own source in a notebook."""
+
 from __future__ import annotations
 
 import ast
@@ -92,9 +93,9 @@ class Source:
         code_html = highlight(self.code, PythonLexer(), formatter)
         caption = (
             '<div style="font-family: sans-serif; font-size: 0.8em; color: #444; background: #eef1f4;'
-            ' border: 1px solid #e1e4e8; border-bottom: none; border-radius: 4px 4px 0 0;'
+            " border: 1px solid #e1e4e8; border-bottom: none; border-radius: 4px 4px 0 0;"
             ' padding: 0.25em 0.9em;">'
-            f"<code style=\"background: none; color: #0b3d91;\">{html.escape(self.name)}</code>"
+            f'<code style="background: none; color: #0b3d91;">{html.escape(self.name)}</code>'
             f" &nbsp;·&nbsp; {html.escape(self.path)}, lines {self.first_line}–{self.last_line}"
             f"{html.escape(self._elision_note)}</div>"
         )
@@ -191,9 +192,13 @@ def _is_check(node: ast.stmt) -> bool:
     if isinstance(node, ast.If):
         return all(_is_check(n) for n in node.body) and all(_is_check(n) for n in node.orelse)
     if isinstance(node, ast.Try):
-        return (all(isinstance(n, ast.Expr) for n in node.body) and bool(node.handlers)
-                and all(h.body and isinstance(h.body[-1], ast.Raise) for h in node.handlers)
-                and not node.orelse and not node.finalbody)
+        return (
+            all(isinstance(n, ast.Expr) for n in node.body)
+            and bool(node.handlers)
+            and all(h.body and isinstance(h.body[-1], ast.Raise) for h in node.handlers)
+            and not node.orelse
+            and not node.finalbody
+        )
     return False
 
 

@@ -1,4 +1,5 @@
 """`lib.diagrams.positions`: the schematic of where position information enters (chapter 6)."""
+
 from __future__ import annotations
 
 import pytest
@@ -13,22 +14,32 @@ def _texts(fig: Figure) -> str:
 
 
 def test_schematic_is_a_figure_labelled_with_the_config_shapes() -> None:
-    config = lib.TransformerConfig(13, 13, d_model=48, n_heads=4, n_encoder_layers=1, n_decoder_layers=0,
-                                   d_ff=64, max_relative_distance=5, position="rotary")
+    config = lib.TransformerConfig(
+        13,
+        13,
+        d_model=48,
+        n_heads=4,
+        n_encoder_layers=1,
+        n_decoder_layers=0,
+        d_ff=64,
+        max_relative_distance=5,
+        position="rotary",
+    )
     fig = position_schematic(config, seq_len=7)
     assert isinstance(fig, Figure)
     text = _texts(fig)
-    assert "T=7" in text and "d=48" in text          # token and embedding shapes
-    assert "H=4" in text and ", 12]" in text         # d_head = 48 / 4
-    assert "2k+1=11" in text and "k=5" in text       # Shaw et al.'s clipped tables
-    assert "6 planes per head" in text               # RoPE: d_head / 2 rotation planes
+    assert "T=7" in text and "d=48" in text  # token and embedding shapes
+    assert "H=4" in text and ", 12]" in text  # d_head = 48 / 4
+    assert "2k+1=11" in text and "k=5" in text  # Shaw et al.'s clipped tables
+    assert "6 planes per head" in text  # RoPE: d_head / 2 rotation planes
     for panel in ("absolute", "rotary", "relative"):
         assert panel in text
 
 
 def test_schematic_accepts_a_model() -> None:
-    model = lib.Transformer(lib.TransformerConfig(11, 11, d_model=16, n_heads=2, n_encoder_layers=1,
-                                                  n_decoder_layers=1, d_ff=32))
+    model = lib.Transformer(
+        lib.TransformerConfig(11, 11, d_model=16, n_heads=2, n_encoder_layers=1, n_decoder_layers=1, d_ff=32)
+    )
     assert "d=16" in _texts(position_schematic(model))
 
 

@@ -1,4 +1,5 @@
 """lib.diagrams.transformer_diagram: slide 27 drawn from a real lib.Transformer (chapter 7)."""
+
 from __future__ import annotations
 
 import matplotlib
@@ -20,8 +21,16 @@ def _texts(fig: Figure) -> str:
 
 
 def _model(**kw) -> Transformer:
-    base = dict(src_vocab_size=30, tgt_vocab_size=30, d_model=48, n_heads=3, n_encoder_layers=3,
-                n_decoder_layers=2, d_ff=96, dropout=0.0)
+    base = dict(
+        src_vocab_size=30,
+        tgt_vocab_size=30,
+        d_model=48,
+        n_heads=3,
+        n_encoder_layers=3,
+        n_decoder_layers=2,
+        d_ff=96,
+        dropout=0.0,
+    )
     base.update(kw)
     return Transformer(TransformerConfig(**base))
 
@@ -31,7 +40,7 @@ def test_labels_come_from_the_model() -> None:
     text = _texts(transformer_diagram(model))
     assert "encoder layer  × N = 3" in text and "decoder layer  × N = 2" in text
     assert "d_model=48" in text and "h=3, d_head=16" in text
-    assert "48 → 96 → 48" in text                          # the feed-forward widths
+    assert "48 → 96 → 48" in text  # the feed-forward widths
     assert "Embedding 30 × 48" in text and "× √d_model = × 6.93" in text
     assert f"{sum(p.numel() for p in model.parameters()):,} parameters" in text
     assert "one shared\nmatrix" in text and "tied: one matrix" in text

@@ -1,4 +1,5 @@
 """Chapter 5's schematics: the mask grids and the cross-attention data flow."""
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -12,8 +13,9 @@ from lib.diagrams.masks import cross_attention_dataflow, mask_grids
 
 
 def small_model():
-    return Transformer(TransformerConfig(20, 12, d_model=32, n_heads=4, n_encoder_layers=1,
-                                         n_decoder_layers=2, d_ff=64, dropout=0.0))
+    return Transformer(
+        TransformerConfig(20, 12, d_model=32, n_heads=4, n_encoder_layers=1, n_decoder_layers=2, d_ff=64, dropout=0.0)
+    )
 
 
 def _texts(fig: Figure) -> list[str]:
@@ -22,6 +24,7 @@ def _texts(fig: Figure) -> list[str]:
 
 def _cell_colours(fig: Figure):
     from matplotlib.patches import Rectangle
+
     return [p for p in fig.axes[0].patches if isinstance(p, Rectangle)]
 
 
@@ -56,10 +59,10 @@ def test_cross_attention_dataflow_is_labelled_with_real_shapes():
     src, tgt = torch.ones(3, 7, dtype=torch.long), torch.ones(3, 5, dtype=torch.long)
     fig = cross_attention_dataflow(model, src, tgt)
     text = "\n".join(_texts(fig))
-    assert "[3, 7, 32]" in text                  # memory [B, S, d]
-    assert "[3, 4, 5, 8]" in text                # Q [B, H, T, d_head]
-    assert "[3, 4, 7, 8]" in text                # K, V [B, H, S, d_head]
-    assert "[3, 4, 5, 7]" in text                # weights [B, H, T, S]
+    assert "[3, 7, 32]" in text  # memory [B, S, d]
+    assert "[3, 4, 5, 8]" in text  # Q [B, H, T, d_head]
+    assert "[3, 4, 7, 8]" in text  # K, V [B, H, S, d_head]
+    assert "[3, 4, 5, 7]" in text  # weights [B, H, T, S]
     assert "decoder × 2" in text and "encoder × 1" in text
 
 

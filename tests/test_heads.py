@@ -1,4 +1,5 @@
 """Chapter 4 (multi-head attention): head ablation, the linked-list task, the split/merge schematic."""
+
 from __future__ import annotations
 
 import pytest
@@ -25,7 +26,7 @@ def test_ablating_a_head_zeroes_exactly_its_block_before_w_o() -> None:
     mha = MultiHeadAttention(8, 2).eval()
     x = torch.randn(3, 5, 8)
     q, k, v = (mha.split_heads(p(x)) for p in (mha.q_proj, mha.k_proj, mha.v_proj))
-    heads = (q @ k.transpose(-2, -1) / 2.0).softmax(dim=-1) @ v          # [B, H, T, d_head], √4 = 2
+    heads = (q @ k.transpose(-2, -1) / 2.0).softmax(dim=-1) @ v  # [B, H, T, d_head], √4 = 2
     heads[:, 1] = 0.0
     expected = mha.out_proj(mha.merge_heads(heads))
     holder = torch.nn.ModuleDict({"attn": mha})
@@ -33,7 +34,7 @@ def test_ablating_a_head_zeroes_exactly_its_block_before_w_o() -> None:
         for need_weights in (True, False):
             out, _ = mha(x, x, x, need_weights=need_weights)
             torch.testing.assert_close(out, expected)
-    assert mha.head_mask is None                                          # restored
+    assert mha.head_mask is None  # restored
 
 
 def test_ablating_every_head_leaves_the_output_bias() -> None:
@@ -98,16 +99,16 @@ def test_linked_list_targets_are_the_colours_of_next_and_previous() -> None:
     batch = linked_list_batch(16, n_items=7, n_names=10, n_colours=5, seed=1)
     names, pointers, colours = batch.input.unbind(-1)
     nxt, prv = linked_list_neighbours(batch.input)
-    assert torch.equal(names.gather(1, nxt), pointers)                  # a_next(i) = p_i
-    assert torch.equal(pointers.gather(1, prv), names)                  # p_prev(i) = a_i
-    assert torch.equal(nxt.gather(1, prv), torch.arange(7).expand(16, 7))   # next(prev(i)) = i
+    assert torch.equal(names.gather(1, nxt), pointers)  # a_next(i) = p_i
+    assert torch.equal(pointers.gather(1, prv), names)  # p_prev(i) = a_i
+    assert torch.equal(nxt.gather(1, prv), torch.arange(7).expand(16, 7))  # next(prev(i)) = i
     assert torch.equal(batch.target, colours.gather(1, nxt) * 5 + colours.gather(1, prv))
     # one cycle through all nodes: following next 7 times returns, and not earlier
     pos = torch.zeros(16, 1, dtype=torch.long)
     for step in range(1, 8):
         pos = nxt.gather(1, pos)
         assert bool((pos == 0).all()) == (step == 7)
-    assert all(len(set(row.tolist())) == 7 for row in names)            # distinct names
+    assert all(len(set(row.tolist())) == 7 for row in names)  # distinct names
 
 
 def test_linked_list_is_deterministic_per_seed() -> None:
@@ -116,9 +117,15 @@ def test_linked_list_is_deterministic_per_seed() -> None:
     assert not torch.equal(a.input, c.input)
 
 
-@pytest.mark.parametrize("kw, match", [({"batch_size": 0}, "batch_size"), ({"n_items": 1}, "n_items"),
-                                       ({"n_names": 4, "n_items": 5}, "n_names"),
-                                       ({"n_colours": 1}, "n_colours")])
+@pytest.mark.parametrize(
+    "kw, match",
+    [
+        ({"batch_size": 0}, "batch_size"),
+        ({"n_items": 1}, "n_items"),
+        ({"n_names": 4, "n_items": 5}, "n_names"),
+        ({"n_colours": 1}, "n_colours"),
+    ],
+)
 def test_linked_list_rejects_bad_sizes(kw, match) -> None:
     args = {"batch_size": 2, **kw}
     with pytest.raises(ValueError, match=match):
@@ -163,7 +170,7 @@ def test_multi_head_diagram_draws_a_real_forward_pass() -> None:
     assert isinstance(fig, Figure)
     texts = " ".join(t.get_text() for t in fig.axes[0].texts)
     assert "[1, 5, 8] → [1, 2, 5, 4]" in texts.replace("\n", " ")
-    assert mha.training                                                   # mode restored
+    assert mha.training  # mode restored
 
 
 def test_multi_head_diagram_rejects_bad_input() -> None:
@@ -187,7 +194,7 @@ def test_neighbour_attention_measures_mass_on_next_and_previous() -> None:
     with lib.record_attention(model) as maps:
         model(batch.input)
     b, i = torch.arange(4)[:, None], torch.arange(12)[None, :]
-    for name, w in maps.items():                                          # w [B, H, T, T]
+    for name, w in maps.items():  # w [B, H, T, T]
         for h in range(2):
             by_hand = [w[:, h][b, i, nxt].mean(), w[:, h][b, i, prv].mean()]
             torch.testing.assert_close(mass[name][h], torch.stack(by_hand))

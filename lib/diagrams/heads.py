@@ -4,6 +4,7 @@
 draws every tensor of the forward pass as a grid of cells, labelled with its shape; the attention
 maps are shaded with the weights the layer computed.
 """
+
 from __future__ import annotations
 
 import torch
@@ -43,22 +44,24 @@ def multi_head_diagram(attention: MultiHeadAttention, x: Tensor, *, cell: float 
         raise ValueError(f"x must be a tensor [1, T, d_model={attention.d_model}], got {shape}")
     T, d, H, d_h = x.size(1), attention.d_model, attention.n_heads, attention.d_head
     if T > MAX_TOKENS or d > MAX_WIDTH:
-        raise ValueError(f"the schematic draws every cell: needs T <= {MAX_TOKENS} and d_model <= {MAX_WIDTH}, "
-                         f"got T={T}, d_model={d}")
+        raise ValueError(
+            f"the schematic draws every cell: needs T <= {MAX_TOKENS} and d_model <= {MAX_WIDTH}, "
+            f"got T={T}, d_model={d}"
+        )
     was_training = attention.training
     attention.eval()
-    q, k, v = attention.q_proj(x), attention.k_proj(x), attention.v_proj(x)        # [1, T, d]
-    qh, kh, vh = (attention.split_heads(t) for t in (q, k, v))                       # [1, H, T, d_h]
-    out, weights = attention(x, x, x)                                                # weights [1, H, T, T]
-    heads = weights @ vh                                                              # [1, H, T, d_h]
-    merged = attention.merge_heads(heads)                                            # [1, T, d]
+    q, k, v = attention.q_proj(x), attention.k_proj(x), attention.v_proj(x)  # [1, T, d]
+    qh, kh, vh = (attention.split_heads(t) for t in (q, k, v))  # [1, H, T, d_h]
+    out, weights = attention(x, x, x)  # weights [1, H, T, T]
+    heads = weights @ vh  # [1, H, T, d_h]
+    merged = attention.merge_heads(heads)  # [1, T, d]
     attention.train(was_training)
 
     c = cell
-    gap = 0.12                                   # between the column blocks of two heads
-    mat_h = T * c                                # height of a [T, ·] matrix
+    gap = 0.12  # between the column blocks of two heads
+    mat_h = T * c  # height of a [T, ·] matrix
     block_w = d_h * c
-    full_w = d * c + (H - 1) * gap               # a [T, d] matrix drawn as H blocks
+    full_w = d * c + (H - 1) * gap  # a [T, d] matrix drawn as H blocks
 
     # Vertical layout: the head panels on the right set the height.
     panel_h = mat_h + 1.05
@@ -69,8 +72,9 @@ def multi_head_diagram(attention: MultiHeadAttention, x: Tensor, *, cell: float 
     x_merge = x_panel + panel_w + 2.6
     x_out = x_merge + full_w + 1.3
     width = x_out + d * c + 0.4
-    canvas = Canvas(width, height, title=f"Multi-head attention: d_model = {d}, H = {H} heads of width "
-                                         f"d/H = {d_h}", scale=0.62)
+    canvas = Canvas(
+        width, height, title=f"Multi-head attention: d_model = {d}, H = {H} heads of width d/H = {d_h}", scale=0.62
+    )
 
     def blocks(x0: float, y0: float, role: str, label: str | None = None, head_titles: bool = False):
         """A [T, d] matrix drawn as H column blocks of width d_h; returns its frame (x, y, w, h)."""
@@ -90,8 +94,9 @@ def multi_head_diagram(attention: MultiHeadAttention, x: Tensor, *, cell: float 
 
     # 2. the projections, each cut into H column blocks
     proj_y = {}
-    for i, (name, role, t) in enumerate((("$Q = XW^Q$", "query", q), ("$K = XW^K$", "key", k),
-                                          ("$V = XW^V$", "value", v))):
+    for i, (name, role, t) in enumerate(
+        (("$Q = XW^Q$", "query", q), ("$K = XW^K$", "key", k), ("$V = XW^V$", "value", v))
+    ):
         y0 = height - 0.9 - (i + 1) * (mat_h + 0.75) + 0.35
         blocks(x_proj, y0, role, f"{name} {_shape(t)}", head_titles=True)
         proj_y[role] = y0
@@ -115,21 +120,27 @@ def multi_head_diagram(attention: MultiHeadAttention, x: Tensor, *, cell: float 
         canvas.matrix(x_o, yb, T, d_h, cell=c, role="output")
         canvas.text(x_o + block_w / 2, yb - 0.12, f"head$_{h}$", va="top", fontsize=8)
         canvas.arrow((x_att + T * c + 0.05, yb + mat_h / 2), (x_o - 0.05, yb + mat_h / 2))
-        canvas.text(x_panel + panel_w - 0.1, y0 + panel_h - 0.12, f"{_shape(heads[:, h])} per head",
-                    ha="right", va="top", fontsize=7)
+        canvas.text(
+            x_panel + panel_w - 0.1,
+            y0 + panel_h - 0.12,
+            f"{_shape(heads[:, h])} per head",
+            ha="right",
+            va="top",
+            fontsize=7,
+        )
         panel_tops.append((y0, yb))
     mid = height / 2 - 0.2
     canvas.arrow((x_proj + full_w + 0.15, mid), (x_panel - 0.15, mid), text="split_heads", fontsize=8)
     canvas.text((x_proj + full_w + x_panel) / 2, mid - 0.35, f"{_shape(q)}\n→ {_shape(qh)}", va="top", fontsize=7)
-    canvas.text((x_proj + full_w + x_panel) / 2, mid + 0.35, "block h → head h", va="bottom", fontsize=7,
-                italic=True)
+    canvas.text((x_proj + full_w + x_panel) / 2, mid + 0.35, "block h → head h", va="bottom", fontsize=7, italic=True)
 
     # 4. merge: the heads side by side, then W^O
     y_m = mid - mat_h / 2
     blocks(x_merge, y_m, "output", f"concat {_shape(merged)}", head_titles=True)
     canvas.arrow((x_panel + panel_w + 0.15, mid), (x_merge - 0.15, mid), text="merge_heads", fontsize=8)
-    canvas.text((x_panel + panel_w + x_merge) / 2, mid - 0.35, f"{_shape(heads)}\n→ {_shape(merged)}", va="top",
-                fontsize=7)
+    canvas.text(
+        (x_panel + panel_w + x_merge) / 2, mid - 0.35, f"{_shape(heads)}\n→ {_shape(merged)}", va="top", fontsize=7
+    )
     canvas.matrix(x_out, y_m, T, d, cell=c, role="output")
     canvas.text(x_out + d * c / 2, y_m - 0.15, f"out {_shape(out)}", va="top", fontsize=8)
     canvas.arrow((x_merge + full_w + 0.05, y_m + mat_h / 2), (x_out - 0.05, y_m + mat_h / 2), text="$W^O$")

@@ -5,6 +5,7 @@
 - :func:`cross_attention_dataflow` draws where cross-attention's queries, keys and values come from,
   labelled with the shapes of a real forward pass of a :class:`~lib.transformer.Transformer`.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -23,8 +24,9 @@ def _check_tokens(name: str, tokens: Sequence[str]) -> list[str]:
     return list(tokens)
 
 
-def _grid(c: Canvas, x: float, y: float, mask: Tensor, rows: list[str], cols: list[str], role: str,
-          title: str, cell: float) -> None:
+def _grid(
+    c: Canvas, x: float, y: float, mask: Tensor, rows: list[str], cols: list[str], role: str, title: str, cell: float
+) -> None:
     """One mask as a grid: filled cell = may attend, blank = blocked; tokens on both sides."""
     frame = c.matrix(x, y, mask.size(0), mask.size(1), cell=cell, role=role, values=mask.float().tolist())
     for i, token in enumerate(rows):
@@ -49,17 +51,19 @@ def mask_grids(tokens: Sequence[str], n_pad: int = 2, pad: str = "pad") -> Figur
         raise ValueError(f"n_pad={n_pad!r} must be an int >= 0")
     names = tokens + [pad] * n_pad
     T = len(names)
-    ids = torch.tensor([[1] * len(tokens) + [0] * n_pad])                     # [1, T], pad id 0
-    causal = causal_mask(T)                                                    # [T, T]
-    padding = padding_mask(ids, 0)[0, 0].expand(T, T)                          # [1,1,1,T] -> [T, T]
+    ids = torch.tensor([[1] * len(tokens) + [0] * n_pad])  # [1, T], pad id 0
+    causal = causal_mask(T)  # [T, T]
+    padding = padding_mask(ids, 0)[0, 0].expand(T, T)  # [1,1,1,T] -> [T, T]
     both = causal & padding
     cell = 0.42
     width = 3 * (T * cell + 1.6) + 0.4
     c = Canvas(width, T * cell + 2.0, title="Masks are grids of may-attend cells (filled = True)")
     y = 0.75
-    panels = [(causal, "query", "look-ahead: causal_mask(T)"),
-              (padding, "key", "padding: padding_mask(tokens)"),
-              (both, "output", "decoder with padding: both")]
+    panels = [
+        (causal, "query", "look-ahead: causal_mask(T)"),
+        (padding, "key", "padding: padding_mask(tokens)"),
+        (both, "output", "decoder with padding: both"),
+    ]
     for k, (mask, role, title) in enumerate(panels):
         x = 1.4 + k * (T * cell + 1.6)
         _grid(c, x, y, mask, names, names, role, title, cell)
@@ -95,8 +99,9 @@ def cross_attention_dataflow(model: torch.nn.Module, src: Tensor, tgt: Tensor) -
     # encoder column (left)
     c.region(0.2, 0.3, 3.6, 5.6, f"encoder × {cfg.n_encoder_layers}", role="encoder")
     s = c.box(0.6, 0.7, 2.8, 0.8, f"source tokens\nsrc [B={B}, S={S}]", role="input")
-    enc = c.box(0.6, 2.3, 2.8, 1.0, "self-attention\n(no look-ahead mask,\npadding mask on keys)",
-                role="encoder", fontsize=8.5)
+    enc = c.box(
+        0.6, 2.3, 2.8, 1.0, "self-attention\n(no look-ahead mask,\npadding mask on keys)", role="encoder", fontsize=8.5
+    )
     mem = c.box(0.6, 4.1, 2.8, 0.9, f"memory M\n[B, S, d] = [{B}, {S}, {d}]", role="encoder")
     c.arrow(s.top, enc.bottom)
     c.arrow(enc.top, mem.bottom)
@@ -105,17 +110,16 @@ def cross_attention_dataflow(model: torch.nn.Module, src: Tensor, tgt: Tensor) -
     c.region(9.4, 0.3, 3.6, 5.6, f"decoder × {cfg.n_decoder_layers}", role="decoder")
     t = c.box(9.8, 0.7, 2.8, 0.8, f"target so far\ntgt [B={B}, T={T}]", role="input")
     dec = c.box(9.8, 2.3, 2.8, 1.0, "masked self-attention\n(look-ahead mask)", role="decoder", fontsize=8.5)
-    out = c.box(9.8, 4.1, 2.8, 0.9, f"+ cross-attn output\n[B, T, d] = [{B}, {T}, {d}]",
-                role="output", fontsize=8.5)
+    out = c.box(9.8, 4.1, 2.8, 0.9, f"+ cross-attn output\n[B, T, d] = [{B}, {T}, {d}]", role="output", fontsize=8.5)
     c.arrow(t.top, dec.bottom)
 
     # cross-attention in the middle
-    q = c.box(6.3, 2.3, 2.4, 0.9, f"Q = X_dec W_Q\n[B, H, T, d_h] = [{B}, {H}, {T}, {dh}]",
-              role="query", fontsize=8)
+    q = c.box(6.3, 2.3, 2.4, 0.9, f"Q = X_dec W_Q\n[B, H, T, d_h] = [{B}, {H}, {T}, {dh}]", role="query", fontsize=8)
     k = c.box(4.4, 3.7, 2.3, 0.9, f"K = M W_K\n[{B}, {H}, {S}, {dh}]", role="key", fontsize=8)
     v = c.box(4.4, 4.85, 2.3, 0.9, f"V = M W_V\n[{B}, {H}, {S}, {dh}]", role="value", fontsize=8)
-    w = c.box(7.0, 3.7, 2.1, 0.9, f"softmax(Q Kᵀ/√d_h)\n[B, H, T, S] = [{B}, {H}, {T}, {S}]",
-              role="attention", fontsize=7.5)
+    w = c.box(
+        7.0, 3.7, 2.1, 0.9, f"softmax(Q Kᵀ/√d_h)\n[B, H, T, S] = [{B}, {H}, {T}, {S}]", role="attention", fontsize=7.5
+    )
     c.arrow(dec.left, q.right, role="query")
     c.arrow(mem.right, k.left, role="key")
     c.arrow(mem.right, v.left, role="value")
@@ -125,6 +129,12 @@ def cross_attention_dataflow(model: torch.nn.Module, src: Tensor, tgt: Tensor) -
     c.arrow(w.top, av.bottom, role="attention")
     c.arrow(v.right, av.left, role="value")
     c.arrow(av.right, out.left, role="output")
-    c.text(4.4, 1.4, "every target position t asks:\nwhich source positions hold what I need?",
-           fontsize=8.5, italic=True, ha="left")
+    c.text(
+        4.4,
+        1.4,
+        "every target position t asks:\nwhich source positions hold what I need?",
+        fontsize=8.5,
+        italic=True,
+        ha="left",
+    )
     return c.done()

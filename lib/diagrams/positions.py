@@ -11,6 +11,7 @@
 :func:`position_schematic` takes a :class:`~lib.transformer.TransformerConfig` (or a
 :class:`~lib.transformer.Transformer`) and labels the boxes with its real shapes.
 """
+
 from __future__ import annotations
 
 from matplotlib.figure import Figure
@@ -44,7 +45,7 @@ def position_schematic(model_or_config, seq_len: int = 16) -> Figure:
     dh, k = d // H, c.max_relative_distance
 
     canvas = Canvas(16.5, 7.6, title="Where the position enters")
-    w = 5.0            # panel width
+    w = 5.0  # panel width
     gap = 0.5
     xs = [0.25, 0.25 + w + gap, 0.25 + 2 * (w + gap)]
 
@@ -58,10 +59,19 @@ def position_schematic(model_or_config, seq_len: int = 16) -> Figure:
     plus = canvas.box(x0 + 1.05, 3.45, 0.7, 0.6, "+", role="highlight", fontsize=14)
     canvas.arrow(emb.top, plus.bottom)
     canvas.arrow(pe.top, plus.right, role="highlight", curve=0.25)
-    layers = canvas.box(x0 + 0.3, 4.6, 4.5, 1.2, "encoder layers\n(attention sees no position:\nit is all inside $x_i$)",
-                        role="attention", fontsize=9)
+    layers = canvas.box(
+        x0 + 0.3,
+        4.6,
+        4.5,
+        1.2,
+        "encoder layers\n(attention sees no position:\nit is all inside $x_i$)",
+        role="attention",
+        fontsize=9,
+    )
     canvas.arrow(plus.top, (plus.top[0], layers.y))
-    canvas.text(x0 + w / 2, 6.35, r"$x_i = \sqrt{d}\,E[w_i] + PE(i)$" + "\nonce, before layer 1", fontsize=9.5, italic=True)
+    canvas.text(
+        x0 + w / 2, 6.35, r"$x_i = \sqrt{d}\,E[w_i] + PE(i)$" + "\nonce, before layer 1", fontsize=9.5, italic=True
+    )
     canvas.text(x0 + 3.85, 1.55, "sin/cos table, or\nan nn.Embedding(max_len, d)", fontsize=8)
 
     # --- 2. rotary: rotate q and k inside attention ----------------------------------------------
@@ -76,12 +86,24 @@ def position_schematic(model_or_config, seq_len: int = 16) -> Figure:
     rk = canvas.box(x0 + 2.9, 3.25, 1.8, 0.8, r"$R_n\, k_n$" + "\nrotate by $n\\theta$", role="highlight", fontsize=9)
     canvas.arrow(q.top, rq.bottom)
     canvas.arrow(kk.top, rk.bottom)
-    score = canvas.box(x0 + 0.8, 4.55, 3.4, 0.9, r"$(R_m q_m)^\top (R_n k_n) = q_m^\top R_{n-m}\, k_n$" + "\n→ softmax → × V",
-                       role="attention", fontsize=9)
+    score = canvas.box(
+        x0 + 0.8,
+        4.55,
+        3.4,
+        0.9,
+        r"$(R_m q_m)^\top (R_n k_n) = q_m^\top R_{n-m}\, k_n$" + "\n→ softmax → × V",
+        role="attention",
+        fontsize=9,
+    )
     canvas.arrow(rq.top, (rq.top[0] + 0.3, score.y))
     canvas.arrow(rk.top, (rk.top[0] - 0.3, score.y))
-    canvas.text(x0 + w / 2, 6.35, f"$\\theta_i = 10000^{{-2i/{dh}}}$, {dh // 2} planes per head\nin every layer, no parameters",
-                fontsize=9.5, italic=True)
+    canvas.text(
+        x0 + w / 2,
+        6.35,
+        f"$\\theta_i = 10000^{{-2i/{dh}}}$, {dh // 2} planes per head\nin every layer, no parameters",
+        fontsize=9.5,
+        italic=True,
+    )
 
     # --- 3. relative: learned vectors per offset inside attention -------------------------------
     x0 = xs[2]
@@ -90,12 +112,33 @@ def position_schematic(model_or_config, seq_len: int = 16) -> Figure:
     qkv = canvas.box(x0 + 0.3, 2.0, 2.4, 0.8, f"q, k, v\n[B, H={H}, T, {dh}]", role="query", fontsize=8.5)
     table = canvas.box(x0 + 3.0, 2.0, 1.8, 0.8, f"$a^K, a^V$\n[2k+1={2 * k + 1}, {dh}]", role="highlight", fontsize=8.5)
     canvas.arrow(xin.top, qkv.bottom)
-    offs = canvas.box(x0 + 3.0, 3.25, 1.8, 0.8, f"$a_{{j-i}}$, offset\nclipped to ±k={k}\n[T, T, {dh}]", role="highlight", fontsize=8.5)
+    offs = canvas.box(
+        x0 + 3.0,
+        3.25,
+        1.8,
+        0.8,
+        f"$a_{{j-i}}$, offset\nclipped to ±k={k}\n[T, T, {dh}]",
+        role="highlight",
+        fontsize=8.5,
+    )
     canvas.arrow(table.top, offs.bottom)
-    score = canvas.box(x0 + 0.3, 4.55, 4.5, 0.9, r"$e_{ij} = q_i^\top (k_j + a^K_{j-i}) / \sqrt{d_{head}}$" + "\n"
-                       r"$z_i = \sum_j \alpha_{ij} (v_j + a^V_{j-i})$", role="attention", fontsize=9)
+    score = canvas.box(
+        x0 + 0.3,
+        4.55,
+        4.5,
+        0.9,
+        r"$e_{ij} = q_i^\top (k_j + a^K_{j-i}) / \sqrt{d_{head}}$" + "\n"
+        r"$z_i = \sum_j \alpha_{ij} (v_j + a^V_{j-i})$",
+        role="attention",
+        fontsize=9,
+    )
     canvas.arrow(qkv.top, (qkv.top[0], score.y))
     canvas.arrow(offs.top, (offs.top[0], score.y))
-    canvas.text(x0 + w / 2, 6.35, "learned, one pair of tables per layer\noffsets beyond ±k share a vector",
-                fontsize=9.5, italic=True)
+    canvas.text(
+        x0 + w / 2,
+        6.35,
+        "learned, one pair of tables per layer\noffsets beyond ±k share a vector",
+        fontsize=9.5,
+        italic=True,
+    )
     return canvas.done()

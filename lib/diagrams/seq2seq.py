@@ -3,6 +3,7 @@ bottleneck is.
 
 >>> seq2seq_bottleneck(model)        # a Seq2SeqRNN: its hidden size labels the figure
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -26,8 +27,13 @@ def _hidden_size(model: nn.Module | None, d_hidden: int | None) -> int:
     return d_hidden
 
 
-def seq2seq_bottleneck(model: nn.Module | None = None, *, d_hidden: int | None = None,
-                       source: Sequence[str] = ("7", "2", "9", "4"), step: int = 2) -> Figure:
+def seq2seq_bottleneck(
+    model: nn.Module | None = None,
+    *,
+    d_hidden: int | None = None,
+    source: Sequence[str] = ("7", "2", "9", "4"),
+    step: int = 2,
+) -> Figure:
     r"""The copy model of chapter 1 drawn twice: without attention (top) and with it (bottom).
 
     Top: the decoder starts from the encoder's final state :math:`h_S` (with the cell :math:`c_S`)
@@ -82,8 +88,15 @@ def seq2seq_bottleneck(model: nn.Module | None = None, *, d_hidden: int | None =
                 c.arrow(dec[t - 1].right, box.left)
         c.text((dec_x[0] + dec_x[-1] + cell_w) / 2, y - 1.15, "decoder writes the copy", fontsize=9, italic=True)
         # the hand-over: the encoder's final state starts the decoder
-        state = c.box(bottleneck_x, y - 0.05, 1.25, cell_h + 0.1,
-                      f"$h_S, c_S$\n{d} + {d}", role="highlight" if not attention else "rnn", fontsize=9)
+        state = c.box(
+            bottleneck_x,
+            y - 0.05,
+            1.25,
+            cell_h + 0.1,
+            f"$h_S, c_S$\n{d} + {d}",
+            role="highlight" if not attention else "rnn",
+            fontsize=9,
+        )
         c.arrow(enc[-1].right, state.left)
         c.arrow(state.right, dec[0].left)
         # outputs
@@ -95,28 +108,43 @@ def seq2seq_bottleneck(model: nn.Module | None = None, *, d_hidden: int | None =
             c.arrow(box.top, top)
             c.text(top[0], out_y + 0.22, outputs[t], fontsize=11, bold=True)
         if not attention:
-            c.text(state.center[0], y + cell_h + 0.85,
-                   f"the bottleneck:\nthe whole source\nin one state of\n{d} + {d} numbers",
-                   fontsize=9, role="highlight", bold=True)
+            c.text(
+                state.center[0],
+                y + cell_h + 0.85,
+                f"the bottleneck:\nthe whole source\nin one state of\n{d} + {d} numbers",
+                fontsize=9,
+                role="highlight",
+                bold=True,
+            )
             c.text(state.center[0], y - 0.45, "$s_0 = h_S$", fontsize=9)
             return
         # attention at one decoder step: s_t scores every h_i and reads the context c_t
         t_box: Box = dec[step]
         ctx = c.box(t_box.x - 0.15, y + cell_h + 1.25, cell_w + 0.3, 0.6, f"$c_{step + 1}$", role="attention")
         c.arrow(t_box.top, ctx.bottom, text=f"$s_{step + 1}$", fontsize=9)
-        out = c.box(t_box.x - 0.35, y + cell_h + 2.2, cell_w + 0.7, 0.55, "$W_o[s_t; c_t]$", role="output",
-                    fontsize=9)
+        out = c.box(t_box.x - 0.35, y + cell_h + 2.2, cell_w + 0.7, 0.55, "$W_o[s_t; c_t]$", role="output", fontsize=9)
         c.arrow(ctx.top, out.bottom)
         c.text(out.center[0], out.y + out.h + 0.25, outputs[step], fontsize=11, bold=True)
         # weights: a copy model reads source position t at step t
         for i, box in enumerate(enc):
             alpha = 0.85 if i == step else 0.15 / max(S - 1, 1)
-            c.arrow(box.top, (ctx.left[0], ctx.left[1] + 0.12 * (i - (S - 1) / 2)), role="attention",
-                    curve=-0.18, linewidth=0.8 + 3.5 * alpha)
-        c.text(0.45, y + cell_h + 2.55,
-               r"$\alpha_{t,i} = \mathrm{softmax}_i(s_t^\top h_i)$,   $c_t = \sum_i \alpha_{t,i} h_i$" + "\n"
-               "every step $t$ reads every $h_i$ directly (drawn for one step;\nline width = weight)",
-               fontsize=9, role="attention", ha="left", va="top")
+            c.arrow(
+                box.top,
+                (ctx.left[0], ctx.left[1] + 0.12 * (i - (S - 1) / 2)),
+                role="attention",
+                curve=-0.18,
+                linewidth=0.8 + 3.5 * alpha,
+            )
+        c.text(
+            0.45,
+            y + cell_h + 2.55,
+            r"$\alpha_{t,i} = \mathrm{softmax}_i(s_t^\top h_i)$,   $c_t = \sum_i \alpha_{t,i} h_i$" + "\n"
+            "every step $t$ reads every $h_i$ directly (drawn for one step;\nline width = weight)",
+            fontsize=9,
+            role="attention",
+            ha="left",
+            va="top",
+        )
 
     row(7.45, "without attention", attention=False)
     row(1.6, "with attention", attention=True)

@@ -6,3 +6,6 @@ last expression. Functions that take a model or tensors label the figure with th
 from .canvas import COLORS, Box, Canvas, color
 
 __all__ = ["COLORS", "Box", "Canvas", "color"]
+from .sparsity import sparsity_patterns
+
+__all__ += ["sparsity_patterns"]

@@ -19,8 +19,8 @@ from .data import (
     to_lm_batch,
 )
 from .decoding import beam_search, generate_tokens, greedy_decode
-from .layers import DecoderLayer, EncoderLayer, FeedForward
-from .lm import DecoderOnlyLM
+from .layers import DecoderLayer, EncoderLayer, FeedForward, LayerCache
+from .lm import DecoderOnlyLM, LMConfig
 from .masks import causal_mask, padding_mask
 from .positions import (
     LearnedPositionalEmbedding,

@@ -9,13 +9,14 @@ from __future__ import annotations
 import math
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Callable, Iterator
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .masks import check_mask
+from .checks import check_int, check_number, check_tensor
+from .masks import check_mask, is_causal_mask, masked_softmax
 from .positions import RelativePositionEmbedding, RotaryEmbedding
 
 
@@ -64,25 +65,9 @@ def scaled_dot_product_attention(
                 f"mask of shape {tuple(mask.shape)} does not broadcast to the scores "
                 f"[..., T_q, T_k] = {tuple(scores.shape)}"
             ) from None
-        # A large finite negative instead of -inf: a fully masked row stays finite.
-        scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
-    weights = scores.softmax(dim=-1)
-    if mask is not None:
-        weights = weights * mask                                   # fully masked rows -> 0
+    weights = masked_softmax(scores, mask)                         # fully masked rows -> 0
     dropped = F.dropout(weights, dropout_p) if dropout_p > 0 else weights
     return dropped @ v, weights
-
-
-def is_causal_mask(mask: Tensor) -> bool:
-    """Is ``mask`` (bool, ``[1, 1, T, T]`` or ``[T, T]``) exactly :func:`~lib.masks.causal_mask`?
-
-    :class:`MultiHeadAttention` then passes ``is_causal=True`` to the fused kernel instead of the
-    mask: same result, but the kernel skips the masked upper triangle.
-    """
-    T = mask.size(-1)
-    if mask.dim() < 2 or mask.size(-2) != T or mask.numel() != T * T:
-        return False
-    return torch.equal(mask.reshape(T, T), torch.ones(T, T, dtype=torch.bool, device=mask.device).tril())
 
 
 @dataclass
@@ -114,6 +99,10 @@ class KVCache:
             self.k, self.v = self.k.index_select(0, index), self.v.index_select(0, index)
 
 
+AttentionKernel = Callable[[Tensor, Tensor, Tensor, "Tensor | None", bool, float], Tensor]
+"""``kernel(q, k, v, mask, is_causal, scale) -> out``, all ``[B, H, T, d_head]`` (see :class:`MultiHeadAttention`)."""
+
+
 class MultiHeadAttention(nn.Module):
     r"""Multi-head attention (Vaswani et al., 2017, §3.2.2).
 
@@ -136,6 +125,22 @@ class MultiHeadAttention(nn.Module):
       :class:`RelativePositionEmbedding` (Shaw et al.; always takes the explicit path).
     - ``scale``: the factor on ``q·k`` before the softmax, on both paths; default ``1/√d_head``.
       ``scale=1.0`` gives unscaled dot-product attention (the scaling chapter's comparison).
+
+    **The one switch for efficient attention** is the attribute ``kernel`` (default ``None``).
+    Set it to a callable ``kernel(q, k, v, mask, is_causal, scale) -> out`` and it replaces the
+    attention computation on both paths; ``q [B, H, T_q, d_head]``, ``k, v [B, H, T_k, d_head]``
+    (already projected, split into heads, rotated by RoPE, and including a cache's earlier keys);
+    ``mask`` is ``None`` or bool broadcasting to ``[B, H, T_q, T_k]`` with the book's meaning
+    (``True`` = may attend; any look-ahead mask of a cached step is already folded in);
+    ``is_causal=True`` only with ``mask=None`` and ``T_q == T_k``; ``scale`` a float.
+    It returns ``out [B, H, T_q, d_head]``.  With a kernel there are no weights to return or record
+    (``weights`` is ``None``) and attention dropout is the kernel's business.  Relative positions
+    (Shaw et al.) add terms inside the softmax that a kernel cannot see: the combination is refused.
+    Every layer of a model gets it with ``for m in model.modules(): if isinstance(m,
+    MultiHeadAttention): m.kernel = my_kernel``.
+
+    ``head_mask`` (default ``None``): a float tensor ``[H]`` that multiplies each head's output
+    before the heads are concatenated; zeros remove heads (head ablation).
     """
 
     def __init__(
@@ -148,18 +153,18 @@ class MultiHeadAttention(nn.Module):
         scale: float | None = None,
     ):
         super().__init__()
-        for name, value in (("d_model", d_model), ("n_heads", n_heads)):
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"{name}={value!r} must be a positive int")
+        check_int("d_model", d_model, minimum=1)
+        check_int("n_heads", n_heads, minimum=1)
         if d_model % n_heads:
             raise ValueError(f"d_model={d_model} is not divisible by n_heads={n_heads}")
-        if not 0.0 <= dropout < 1.0:
-            raise ValueError(f"dropout={dropout!r} must be in [0, 1)")
+        check_number("dropout", dropout, 0.0, 1.0, high_open=True)
         if position is not None and not isinstance(position, (RotaryEmbedding, RelativePositionEmbedding)):
             raise TypeError(
                 f"position must be a RotaryEmbedding, a RelativePositionEmbedding or None, "
                 f"got {type(position).__name__}"
             )
+        if scale is not None:
+            check_number("scale", scale, 0.0, math.inf, low_open=True, high_open=True)
         self.d_model, self.n_heads, self.d_head = d_model, n_heads, d_model // n_heads
         self.dropout = dropout
         self.q_proj = nn.Linear(d_model, d_model, bias=bias)
@@ -167,10 +172,9 @@ class MultiHeadAttention(nn.Module):
         self.v_proj = nn.Linear(d_model, d_model, bias=bias)
         self.out_proj = nn.Linear(d_model, d_model, bias=bias)
         self.position = position
-        number = isinstance(scale, (int, float)) and not isinstance(scale, bool)
-        if scale is not None and not (number and 0 < scale < math.inf):
-            raise ValueError(f"scale={scale!r} must be a positive number, or None for 1/sqrt(d_head)")
         self.scale = None if scale is None else float(scale)   # the factor on q·k; None: 1/sqrt(d_head)
+        self.kernel: AttentionKernel | None = None             # the efficient-attention switch
+        self.head_mask: Tensor | None = None                   # [H] floats, multiplies each head
         self.record = False            # set by `record_attention`
         self.last_weights: Tensor | None = None
 
@@ -211,53 +215,69 @@ class MultiHeadAttention(nn.Module):
 
         B, T_q, T_k = query.size(0), q.size(-2), k.size(-2)
         if mask is not None:
-            mask = check_mask(mask, (B, self.n_heads, T_q, T_k))
+            checked = check_mask(mask, (B, self.n_heads, T_q, T_k))
             if is_causal_mask(mask):           # the look-ahead mask itself: let the kernel skip it
-                mask, is_causal = None, True
+                checked, is_causal = None, True
+            mask = checked
         fused_causal = is_causal and mask is None and T_q == T_k
         if is_causal and not fused_causal:
             # queries are the last T_q of the T_k positions (a cache holds the first ones)
             causal = torch.ones(T_q, T_k, dtype=torch.bool, device=q.device).tril(T_k - T_q)
             mask = causal if mask is None else mask & causal
         dropout_p = self.dropout if self.training else 0.0
+        scale = 1.0 / math.sqrt(self.d_head) if self.scale is None else self.scale
 
-        explicit = need_weights or self.record or isinstance(self.position, RelativePositionEmbedding)
-        if explicit:
-            out, weights = self._explicit(q, k, v, mask, dropout_p, fused_causal)
+        weights = None
+        if self.kernel is not None:
+            if isinstance(self.position, RelativePositionEmbedding):
+                raise ValueError("a kernel cannot be combined with relative positions (position=RelativePositionEmbedding)")
+            out = self.kernel(q, k, v, mask, fused_causal, scale)
+        elif need_weights or self.record or isinstance(self.position, RelativePositionEmbedding):
+            out, weights = self._explicit(q, k, v, mask, dropout_p, fused_causal, scale)
             if self.record:
                 self.last_weights = weights.detach()
         else:
-            out, weights = self._fused(q, k, v, mask, dropout_p, fused_causal, self.scale), None
+            out = self._fused(q, k, v, mask, dropout_p, fused_causal, scale)
+        if self.head_mask is not None:
+            out = out * self._checked_head_mask(out)[:, None, None]       # [H] -> [H, 1, 1]
         out = self.out_proj(self.merge_heads(out))
         return out, (weights if need_weights else None)
 
-    def _explicit(self, q, k, v, mask, dropout_p, causal):
+    def _explicit(self, q, k, v, mask, dropout_p, causal, scale):
         if causal:
             mask = torch.ones(q.size(-2), k.size(-2), dtype=torch.bool, device=q.device).tril()
         if not isinstance(self.position, RelativePositionEmbedding):
-            return scaled_dot_product_attention(q, k, v, mask, dropout_p, scale=self.scale)
+            return scaled_dot_product_attention(q, k, v, mask, dropout_p, scale=scale)
         a_k, a_v = self.position(q.size(-2), k.size(-2))                  # [T_q, T_k, d_head]
-        scale = 1.0 / math.sqrt(self.d_head) if self.scale is None else self.scale
         bias = torch.einsum("bhqd,qkd->bhqk", q, a_k) * scale
         out, weights = scaled_dot_product_attention(q, k, v, mask, dropout_p, scale=scale, bias=bias)
         return out + torch.einsum("bhqk,qkd->bhqd", weights, a_v), weights
 
     @staticmethod
-    def _fused(q, k, v, mask, dropout_p, causal, scale=None):
+    def _fused(q, k, v, mask, dropout_p, causal, scale):
         if mask is None:
             return F.scaled_dot_product_attention(q, k, v, dropout_p=dropout_p, is_causal=causal, scale=scale)
-        row_ok = mask.any(dim=-1, keepdim=True)                           # [.., T_q, 1]
-        if bool(row_ok.all()):                                            # the usual case
-            return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p, scale=scale)
         # A fully masked row would give NaN in the kernel: let it attend anywhere, then zero it.
+        row_ok = mask.any(dim=-1, keepdim=True)                           # [.., T_q, 1]
+        if mask.device.type == "cpu" and bool(row_ok.all()):              # the usual case, free to test
+            return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p, scale=scale)
+        # (On an accelerator the test would synchronise host and device in every layer: fix up always.)
         out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask | ~row_ok, dropout_p=dropout_p,
                                              scale=scale)
         return out.masked_fill(~row_ok, 0.0)
 
+    def _checked_head_mask(self, out: Tensor) -> Tensor:
+        m = check_tensor("head_mask", self.head_mask)
+        if not m.dtype.is_floating_point or m.shape != (self.n_heads,):
+            raise ValueError(
+                f"head_mask of shape {tuple(m.shape)} and dtype {m.dtype} should be a float tensor "
+                f"[H={self.n_heads}]"
+            )
+        return m.to(out.dtype)
+
     def _check_inputs(self, query: Tensor, key: Tensor, value: Tensor) -> None:
         for name, x in (("query", query), ("key", key), ("value", value)):
-            if not isinstance(x, Tensor):
-                raise TypeError(f"{name} must be a Tensor, got {type(x).__name__}")
+            check_tensor(name, x)
             if x.dim() != 3 or x.size(-1) != self.d_model:
                 raise ValueError(
                     f"{name} of shape {tuple(x.shape)} should be [B, T, d_model={self.d_model}]"

@@ -42,7 +42,7 @@ from torch import Tensor, nn
 
 from .attention import MultiHeadAttention, record_attention, scaled_dot_product_attention
 from .layers import EncoderLayer
-from .lm import DecoderOnlyLM
+from .lm import DecoderOnlyLM, LMConfig
 from .masks import causal_mask
 from .utils import default_device
 
@@ -383,7 +383,7 @@ def bench_training(lm: dict, layer: dict, matmul_n: int, repeats: int, min_secon
     a, b = (torch.randn(matmul_n, matmul_n, device=device) for _ in range(2))
     product = torch.empty(matmul_n, matmul_n, device=device)
     matmul = lambda: torch.mm(a, b, out=product)
-    model = DecoderOnlyLM(**CHAPTER_LM, dropout=0.0, max_len=lm["T"] + 1).to(device).train()
+    model = DecoderOnlyLM(LMConfig(**CHAPTER_LM, dropout=0.0, max_len=lm["T"] + 1)).to(device).train()
     data = torch.randint(0, CHAPTER_LM["vocab_size"], (lm["batch"], lm["T"] + 1), device=device)
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-4)
 
@@ -433,7 +433,7 @@ def bench_decoding(batch: int, prompt: int, new: int, repeats: int, min_seconds:
                    device: torch.device) -> dict:
     """Greedy decoding of ``new`` tokens after a ``prompt``-token prompt, with and without the cache."""
     torch.manual_seed(0)
-    model = DecoderOnlyLM(**CHAPTER_LM, dropout=0.0, max_len=prompt + new).to(device).eval()
+    model = DecoderOnlyLM(LMConfig(**CHAPTER_LM, dropout=0.0, max_len=prompt + new)).to(device).eval()
     start = torch.randint(0, CHAPTER_LM["vocab_size"], (batch, prompt), device=device)
     t = compare({"cached": lambda: model.generate(start, new, use_cache=True),
                  "uncached": lambda: model.generate(start, new, use_cache=False)},

@@ -16,9 +16,9 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from .attention import KVCache
+from .checks import check_int, check_number
 from .masks import padding_mask
-from .transformer import Transformer, check_tokens
+from .transformer import Transformer
 
 
 class _Stepper:
@@ -28,19 +28,23 @@ class _Stepper:
         self.model, self.use_cache = model, use_cache
         self.is_seq2seq = isinstance(model, Transformer)
         if self.is_seq2seq:
-            check_tokens("src", src, model.config.src_vocab_size, model.config.max_len)
+            model.check_tokens("src", src, model.config.src_vocab_size)      # once, not per step
             mask = padding_mask(src, model.config.pad_id)
-            memory = model.encode(src, mask)
+            memory = model._encode(src, mask)
             self.memory = memory.repeat_interleave(repeat, dim=0)
             self.memory_mask = mask.repeat_interleave(repeat, dim=0)
+        else:
+            model.check_tokens("prompt", src, model.config.vocab_size, offset=0)
         self.cache = model.new_cache() if use_cache else None
 
     def __call__(self, tokens: Tensor) -> Tensor:
+        # The tokens are the checked input plus argmax/sampled ids: the models' unchecked internals
+        # take them (a range check would synchronise host and device at every step).
         new = tokens if self.cache is None else tokens[:, len(self.cache[0]):]
         if self.is_seq2seq:
-            logits = self.model.decode(new, self.memory, memory_mask=self.memory_mask, cache=self.cache)
+            logits = self.model._decode(new, self.memory, None, self.memory_mask, self.cache)
         else:
-            logits = self.model(new, cache=self.cache)
+            logits = self.model._forward(new, self.cache)
         return logits[:, -1]
 
     def reorder(self, index: Tensor) -> None:
@@ -63,8 +67,7 @@ def _finish(model: nn.Module, tokens: Tensor, start: int, eos_id: int | None) ->
     if eos_id is not None:
         is_eos = (new == eos_id).long()
         after_eos = is_eos.cumsum(dim=1) - is_eos > 0
-        pad_id = model.config.pad_id if isinstance(model, Transformer) else model.pad_id
-        new = new.masked_fill(after_eos, pad_id)
+        new = new.masked_fill(after_eos, model.config.pad_id)
     prefix = tokens[:, 1:start] if isinstance(model, Transformer) else tokens[:, :start]
     return torch.cat([prefix, new], dim=1)
 
@@ -85,10 +88,10 @@ def generate_tokens(
     Returns the new tokens ``[B, ≤ max_new_tokens]`` for a ``Transformer`` and prompt +
     continuation for a ``DecoderOnlyLM``.  A row stops at ``eos_id`` (kept) and is padded after it.
     """
-    if not isinstance(max_new_tokens, int) or max_new_tokens < 1:
-        raise ValueError(f"max_new_tokens={max_new_tokens!r} must be a positive int")
-    if temperature < 0:
-        raise ValueError(f"temperature={temperature!r} must be >= 0")
+    check_int("max_new_tokens", max_new_tokens, minimum=1)
+    check_number("temperature", temperature, 0.0)
+    if top_k is not None:
+        check_int("top_k", top_k, minimum=1)
     was_training = model.training
     model.eval()
     step = _Stepper(model, src, use_cache)
@@ -114,33 +117,34 @@ def generate_tokens(
     return _finish(model, tokens, start, eos_id)
 
 
-def greedy_decode(model: nn.Module, src: Tensor, max_len: int, bos_id: int = 1, eos_id: int | None = 2,
-                  use_cache: bool = True) -> Tensor:
-    """Pick the most likely token at every step: ``y_t = argmax_w p(w | y_<t, x)``."""
-    return generate_tokens(model, src, max_len, 0.0, None, bos_id, eos_id, use_cache)
+def greedy_decode(model: nn.Module, src: Tensor, max_new_tokens: int, bos_id: int = 1,
+                  eos_id: int | None = 2, use_cache: bool = True) -> Tensor:
+    """Pick the most likely token at every step, ``y_t = argmax_w p(w | y_<t, x)``, for at most
+    ``max_new_tokens`` steps.  Output as :func:`generate_tokens`."""
+    return generate_tokens(model, src, max_new_tokens, 0.0, None, bos_id, eos_id, use_cache)
 
 
 @torch.no_grad()
 def beam_search(
     model: nn.Module,
     src: Tensor,
-    max_len: int,
+    max_new_tokens: int,
     beam_size: int = 4,
     length_penalty: float = 0.6,
     bos_id: int = 1,
     eos_id: int | None = 2,
     use_cache: bool = True,
 ) -> Tensor:
-    r"""Keep the ``beam_size`` most likely prefixes at every step; return the best per row.
+    r"""Keep the ``beam_size`` most likely prefixes at every step (at most ``max_new_tokens`` steps);
+    return the best per row.
 
     Hypotheses are ranked by :math:`\log p(y \mid x) / lp(y)` with the length penalty of
     Wu et al. (2016), :math:`lp(y) = ((5 + |y|) / 6)^\alpha` (the paper uses beam 4, α = 0.6).
     With ``beam_size=1`` this is greedy decoding.  Output as :func:`greedy_decode`.
     """
-    if not isinstance(beam_size, int) or beam_size < 1:
-        raise ValueError(f"beam_size={beam_size!r} must be a positive int")
-    if not isinstance(max_len, int) or max_len < 1:
-        raise ValueError(f"max_len={max_len!r} must be a positive int")
+    check_int("max_new_tokens", max_new_tokens, minimum=1)
+    check_int("beam_size", beam_size, minimum=1)
+    check_number("length_penalty", length_penalty, 0.0)
     was_training = model.training
     model.eval()
     B, K = src.size(0), beam_size
@@ -151,7 +155,7 @@ def beam_search(
     scores[:, 0] = 0.0                                  # all beams start equal: keep one
     lengths = torch.zeros(B * K, device=tokens.device)
     done = torch.zeros(B * K, dtype=torch.bool, device=tokens.device)
-    for _ in range(max_len):
+    for _ in range(max_new_tokens):
         logp = step(tokens).log_softmax(dim=-1)                           # [B*K, V]
         V = logp.size(-1)
         if eos_id is not None:                         # a finished hypothesis only repeats <eos>, free

@@ -1,19 +1,25 @@
 """The Transformer's blocks: feed-forward, encoder layer, decoder layer.
 
-Each sub-layer is wrapped in a residual connection and a LayerNorm, in one of two placements:
+Each sub-layer is wrapped in a residual connection and a LayerNorm, in one of two placements
+(:meth:`Block.residual`):
 
-- post-LN (``norm_first=False``, the paper's): ``x = LayerNorm(x + Sublayer(x))``
-- pre-LN (``norm_first=True``, Xiong et al., 2020): ``x = x + Sublayer(LayerNorm(x))``
+- post-LN (``norm_first=False``, the paper's): ``x = LayerNorm(x + Dropout(Sublayer(x)))``
+- pre-LN (``norm_first=True``, Xiong et al., 2020): ``x = x + Dropout(Sublayer(LayerNorm(x)))``
 
 With ReLU, ``batch_first=True`` and dropout off, they compute exactly what
 ``torch.nn.TransformerEncoderLayer`` / ``TransformerDecoderLayer`` compute.
 """
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass, field
+from typing import Callable
+
 import torch.nn.functional as F
 from torch import Tensor, nn
 
 from .attention import KVCache, MultiHeadAttention
+from .checks import check_choice, check_int, check_number
 from .positions import RelativePositionEmbedding, RotaryEmbedding
 
 ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu}
@@ -31,8 +37,9 @@ class FeedForward(nn.Module):
 
     def __init__(self, d_model: int, d_ff: int, dropout: float = 0.0, activation: str = "relu"):
         super().__init__()
-        if activation not in ACTIVATIONS:
-            raise ValueError(f"activation={activation!r} is unknown; expected one of {sorted(ACTIVATIONS)}")
+        check_int("d_model", d_model, minimum=1)
+        check_int("d_ff", d_ff, minimum=1)
+        check_choice("activation", activation, sorted(ACTIVATIONS))
         self.linear1 = nn.Linear(d_model, d_ff)
         self.linear2 = nn.Linear(d_ff, d_model)
         self.activation = ACTIVATIONS[activation]
@@ -42,12 +49,61 @@ class FeedForward(nn.Module):
         return self.linear2(self.dropout(self.activation(self.linear1(x))))
 
 
-class EncoderLayer(nn.Module):
+@dataclass
+class LayerCache:
+    """The key/value caches of one decoder layer: its self-attention's and its cross-attention's.
+
+    A :class:`~lib.transformer.Transformer` decoder gets one per layer from ``new_cache()``;
+    the cross-attention cache is static (computed from the encoder memory once).
+    """
+
+    self_attn: KVCache = field(default_factory=KVCache)
+    cross_attn: KVCache = field(default_factory=lambda: KVCache(static=True))
+
+    def __len__(self) -> int:
+        return len(self.self_attn)
+
+    def reorder(self, index: Tensor) -> None:
+        """Keep batch rows ``index`` of both caches (beam search)."""
+        self.self_attn.reorder(index)
+        self.cross_attn.reorder(index)
+
+
+class Block(nn.Module):
+    """What encoder and decoder layers share: the residual wrapper and the self-attention sub-block."""
+
+    norm_first: bool
+    self_attn: MultiHeadAttention
+    dropout1: nn.Module
+
+    def _check(self, d_ff: int, layer_norm_eps: float) -> None:
+        check_int("d_ff", d_ff, minimum=1)
+        check_number("layer_norm_eps", layer_norm_eps, 0.0, math.inf, low_open=True, high_open=True)
+
+    def residual(self, x: Tensor, sublayer: Callable[[Tensor], Tensor], norm: nn.Module,
+                 dropout: nn.Module) -> Tensor:
+        """``x + Dropout(Sublayer(LN(x)))`` (pre-LN) or ``LN(x + Dropout(Sublayer(x)))`` (post-LN)."""
+        if self.norm_first:
+            return x + dropout(sublayer(norm(x)))
+        return norm(x + dropout(sublayer(x)))
+
+    def self_attention(self, x: Tensor, mask: Tensor | None, is_causal: bool,
+                       cache: KVCache | None) -> Tensor:
+        """The self-attention sub-layer, wrapped: queries, keys and values all come from ``x``."""
+
+        def attend(h: Tensor) -> Tensor:
+            return self.self_attn(h, h, h, mask, need_weights=False, is_causal=is_causal, cache=cache)[0]
+
+        return self.residual(x, attend, self.norm1, self.dropout1)
+
+
+class EncoderLayer(Block):
     """Self-attention then feed-forward, each with a residual connection and LayerNorm.
 
     ``forward(x [B, T, d], mask=None) -> [B, T, d]``; ``mask`` is bool, ``True`` = may attend,
     broadcasting to ``[B, H, T, T]`` (e.g. ``padding_mask(src, pad_id)``).
     With ``is_causal=True`` (and optionally a ``cache``) the same layer is a GPT block.
+    ``activation`` is ``"relu"`` (the paper's) or ``"gelu"``; ``layer_norm_eps`` is torch's default.
     """
 
     def __init__(
@@ -62,6 +118,7 @@ class EncoderLayer(nn.Module):
         layer_norm_eps: float = 1e-5,
     ):
         super().__init__()
+        self._check(d_ff, layer_norm_eps)
         self.self_attn = MultiHeadAttention(d_model, n_heads, dropout, position=position)
         self.ff = FeedForward(d_model, d_ff, dropout, activation)
         self.norm1 = nn.LayerNorm(d_model, eps=layer_norm_eps)
@@ -73,25 +130,17 @@ class EncoderLayer(nn.Module):
     def forward(
         self, x: Tensor, mask: Tensor | None = None, is_causal: bool = False, cache: KVCache | None = None
     ) -> Tensor:
-        if self.norm_first:
-            x = x + self._self_attention(self.norm1(x), mask, is_causal, cache)
-            x = x + self.dropout2(self.ff(self.norm2(x)))
-        else:
-            x = self.norm1(x + self._self_attention(x, mask, is_causal, cache))
-            x = self.norm2(x + self.dropout2(self.ff(x)))
-        return x
-
-    def _self_attention(self, x, mask, is_causal, cache):
-        out, _ = self.self_attn(x, x, x, mask, need_weights=False, is_causal=is_causal, cache=cache)
-        return self.dropout1(out)
+        x = self.self_attention(x, mask, is_causal, cache)
+        return self.residual(x, self.ff, self.norm2, self.dropout2)
 
 
-class DecoderLayer(nn.Module):
+class DecoderLayer(Block):
     """Masked self-attention, cross-attention to the encoder memory, then feed-forward.
 
     ``forward(x [B, T, d], memory [B, S, d], self_mask=None, memory_mask=None) -> [B, T, d]``.
     In cross-attention the queries come from the decoder and the keys and values from
-    ``memory``.  Pass ``is_causal=True`` for the look-ahead mask (the models do).
+    ``memory``.  Pass ``is_causal=True`` for the look-ahead mask (the models do), and a
+    :class:`LayerCache` to decode incrementally.
     """
 
     def __init__(
@@ -106,6 +155,7 @@ class DecoderLayer(nn.Module):
         layer_norm_eps: float = 1e-5,
     ):
         super().__init__()
+        self._check(d_ff, layer_norm_eps)
         self.self_attn = MultiHeadAttention(d_model, n_heads, dropout, position=position)
         self.cross_attn = MultiHeadAttention(d_model, n_heads, dropout)
         self.ff = FeedForward(d_model, d_ff, dropout, activation)
@@ -124,23 +174,13 @@ class DecoderLayer(nn.Module):
         self_mask: Tensor | None = None,
         memory_mask: Tensor | None = None,
         is_causal: bool = False,
-        self_cache: KVCache | None = None,
-        cross_cache: KVCache | None = None,
+        cache: LayerCache | None = None,
     ) -> Tensor:
-        if self.norm_first:
-            x = x + self._self_attention(self.norm1(x), self_mask, is_causal, self_cache)
-            x = x + self._cross_attention(self.norm2(x), memory, memory_mask, cross_cache)
-            x = x + self.dropout3(self.ff(self.norm3(x)))
-        else:
-            x = self.norm1(x + self._self_attention(x, self_mask, is_causal, self_cache))
-            x = self.norm2(x + self._cross_attention(x, memory, memory_mask, cross_cache))
-            x = self.norm3(x + self.dropout3(self.ff(x)))
-        return x
+        cross_cache = None if cache is None else cache.cross_attn
 
-    def _self_attention(self, x, mask, is_causal, cache):
-        out, _ = self.self_attn(x, x, x, mask, need_weights=False, is_causal=is_causal, cache=cache)
-        return self.dropout1(out)
+        def attend_memory(h: Tensor) -> Tensor:
+            return self.cross_attn(h, memory, memory, memory_mask, need_weights=False, cache=cross_cache)[0]
 
-    def _cross_attention(self, x, memory, mask, cache):
-        out, _ = self.cross_attn(x, memory, memory, mask, need_weights=False, cache=cache)
-        return self.dropout2(out)
+        x = self.self_attention(x, self_mask, is_causal, None if cache is None else cache.self_attn)
+        x = self.residual(x, attend_memory, self.norm2, self.dropout2)
+        return self.residual(x, self.ff, self.norm3, self.dropout3)

@@ -1,18 +1,47 @@
 """A decoder-only (GPT-style) language model: a stack of causal self-attention blocks."""
 from __future__ import annotations
 
-import math
+from dataclasses import dataclass
 
 import torch
 from torch import Tensor, nn
 
 from .attention import KVCache
 from .layers import EncoderLayer
-from .positions import POSITIONS, RotaryEmbedding
-from .transformer import absolute_position, attention_position, check_tokens, _positive_int
+from .checks import check_int
+from .transformer import TokenModel, validate_model_config
 
 
-class DecoderOnlyLM(nn.Module):
+@dataclass
+class LMConfig:
+    """Hyper-parameters of :class:`DecoderOnlyLM` (defaults follow GPT-2's choices, at toy size).
+
+    ``d_ff=None`` means ``4 * d_model``.  ``max_len`` is the positional capacity (a limit only for
+    ``position="learned"``); the other fields mean what they mean in
+    :class:`~lib.transformer.TransformerConfig`.
+    """
+
+    vocab_size: int
+    d_model: int = 128
+    n_heads: int = 4
+    n_layers: int = 2
+    d_ff: int | None = None
+    dropout: float = 0.1
+    max_len: int = 512
+    norm_first: bool = True
+    position: str = "learned"
+    tie_output: bool = True
+    pad_id: int = 0
+    activation: str = "gelu"
+    max_relative_distance: int = 16
+    layer_norm_eps: float = 1e-5
+
+    def __post_init__(self) -> None:
+        validate_model_config(self, {"vocab_size": self.vocab_size})
+        check_int("n_layers", self.n_layers, minimum=1)
+
+
+class DecoderOnlyLM(TokenModel):
     r"""Predicts the next token from the ones before it.
 
     .. math::
@@ -21,62 +50,39 @@ class DecoderOnlyLM(nn.Module):
 
     Each block is an :class:`~lib.layers.EncoderLayer` run with the causal mask (self-attention
     plus feed-forward, no cross-attention).  ``forward(tokens [B, T]) -> logits [B, T, V]``.
-    Defaults follow GPT-2: pre-LN blocks, learned positions, output tied to the embedding.
+    Build it from an :class:`LMConfig`: ``DecoderOnlyLM(LMConfig(vocab_size=20, d_model=32))``.
     """
 
-    def __init__(
-        self,
-        vocab_size: int,
-        d_model: int = 128,
-        n_heads: int = 4,
-        n_layers: int = 2,
-        d_ff: int | None = None,
-        dropout: float = 0.1,
-        max_len: int = 512,
-        norm_first: bool = True,
-        position: str = "learned",
-        tie_output: bool = True,
-        pad_id: int = 0,
-        activation: str = "gelu",
-        max_relative_distance: int = 16,
-    ):
+    def __init__(self, config: LMConfig):
         super().__init__()
-        for name, value in (("vocab_size", vocab_size), ("d_model", d_model), ("n_heads", n_heads),
-                            ("n_layers", n_layers), ("max_len", max_len)):
-            _positive_int(name, value)
-        if d_model % n_heads:
-            raise ValueError(f"d_model={d_model} is not divisible by n_heads={n_heads}")
-        if position not in POSITIONS:
-            raise ValueError(f"position={position!r} is unknown; expected one of {list(POSITIONS)}")
-        self.vocab_size, self.d_model, self.max_len, self.pad_id = vocab_size, d_model, max_len, pad_id
-        d_head = d_model // n_heads
-        self.embed = nn.Embedding(vocab_size, d_model)
-        self.position = absolute_position(position, d_model, max_len)
-        rotary = RotaryEmbedding(d_head) if position == "rotary" else None
-        self.dropout = nn.Dropout(dropout)
+        if not isinstance(config, LMConfig):
+            raise TypeError(
+                f"config must be an LMConfig, got {type(config).__name__}; "
+                f"build one with LMConfig(vocab_size=..., d_model=..., ...)"
+            )
+        self.config = c = config
+        self.embed = nn.Embedding(c.vocab_size, c.d_model)
+        self.build_positions(c)
         self.layers = nn.ModuleList(
-            EncoderLayer(d_model, n_heads, d_ff or 4 * d_model, dropout, norm_first, activation,
-                         position=attention_position(position, d_head, rotary, max_relative_distance))
-            for _ in range(n_layers)
+            EncoderLayer(c.d_model, c.n_heads, c.d_ff or 4 * c.d_model, c.dropout, c.norm_first, c.activation,
+                         position=self.layer_position(), layer_norm_eps=c.layer_norm_eps)
+            for _ in range(c.n_layers)
         )
-        self.norm = nn.LayerNorm(d_model) if norm_first else nn.Identity()
-        self.out_proj = nn.Linear(d_model, vocab_size, bias=False)
-        for module in self.modules():
-            if isinstance(module, nn.Linear):
-                nn.init.xavier_uniform_(module.weight)
-                if module.bias is not None:
-                    nn.init.zeros_(module.bias)
-        nn.init.normal_(self.embed.weight, std=d_model ** -0.5)
-        if tie_output:
+        self.norm = nn.LayerNorm(c.d_model, eps=c.layer_norm_eps) if c.norm_first else nn.Identity()
+        self.out_proj = nn.Linear(c.d_model, c.vocab_size, bias=False)
+        self.init_weights([self.embed])
+        if c.tie_output:
             self.out_proj.weight = self.embed.weight
 
     def forward(self, tokens: Tensor, cache: list[KVCache] | None = None) -> Tensor:
         offset = 0 if cache is None else len(cache[0])
-        check_tokens("tokens", tokens, self.vocab_size, self.max_len, offset)
-        x = self.embed(tokens) * math.sqrt(self.d_model)
-        if self.position is not None:
-            x = self.position(x, offset)
-        x = self.dropout(x)
+        self.check_tokens("tokens", tokens, self.config.vocab_size, offset)
+        return self._forward(tokens, cache)
+
+    def _forward(self, tokens: Tensor, cache: list[KVCache] | None = None) -> Tensor:
+        """:meth:`forward` for checked ``tokens`` (the decoding loops call this at every step)."""
+        offset = 0 if cache is None else len(cache[0])
+        x = self.embed_tokens(tokens, self.embed, offset)
         for i, layer in enumerate(self.layers):
             x = layer(x, is_causal=True, cache=None if cache is None else cache[i])
         return self.out_proj(self.norm(x))
@@ -95,7 +101,7 @@ class DecoderOnlyLM(nn.Module):
         eos_id: int | None = None,
         use_cache: bool = True,
     ) -> Tensor:
-        """Continue ``prompt [B, T]`` by ``max_new_tokens`` tokens; returns ``[B, T + new]``.
+        """Continue ``prompt [B, T]`` by at most ``max_new_tokens`` tokens; returns ``[B, T + new]``.
 
         ``temperature=0`` is greedy decoding; otherwise sample from ``softmax(logits / temperature)``,
         restricted to the ``top_k`` most likely tokens if given.  Rows that produced ``eos_id``

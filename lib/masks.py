@@ -9,8 +9,12 @@ Masks broadcast to ``[B, H, T_q, T_k]``.
 """
 from __future__ import annotations
 
+import weakref
+
 import torch
 from torch import Tensor
+
+from .checks import check_int, check_tensor
 
 
 def causal_mask(T: int, device: torch.device | str | None = None) -> Tensor:
@@ -22,8 +26,7 @@ def causal_mask(T: int, device: torch.device | str | None = None) -> Tensor:
                           [1, 1, 0],
                           [1, 1, 1]]
     """
-    if not isinstance(T, int) or isinstance(T, bool) or T < 1:
-        raise ValueError(f"T={T!r} must be a positive int")
+    check_int("T", T, minimum=1)
     return torch.ones(T, T, dtype=torch.bool, device=device).tril()
 
 
@@ -45,8 +48,7 @@ def check_mask(mask: Tensor, shape: tuple[int, int, int, int]) -> Tensor:
     Raises a ``TypeError`` for a non-boolean mask and a ``ValueError`` for one
     that does not broadcast.
     """
-    if not isinstance(mask, Tensor):
-        raise TypeError(f"mask must be a bool Tensor, got {type(mask).__name__}")
+    check_tensor("mask", mask)
     if mask.dtype != torch.bool:
         raise TypeError(
             f"mask must have dtype torch.bool (True = may attend), got {mask.dtype}"
@@ -62,3 +64,40 @@ def check_mask(mask: Tensor, shape: tuple[int, int, int, int]) -> Tensor:
     while mask.dim() < 4:
         mask = mask.unsqueeze(0)
     return mask
+
+
+# The last mask compared, its version counter and the answer: every layer of a model gets the same
+# mask object, so a forward pass compares (and synchronises host and device) once, not once per layer.
+_last_answer: tuple[weakref.ref, int, bool] | None = None
+
+
+def is_causal_mask(mask: Tensor) -> bool:
+    """Is ``mask`` (bool, ``[T, T]`` or ``[1, 1, T, T]``) exactly :func:`causal_mask` ``(T)``?
+
+    :class:`~lib.attention.MultiHeadAttention` then passes ``is_causal=True`` to the fused kernel
+    instead of the mask: same result, but the kernel skips the masked upper triangle.  Comparing
+    reads the mask's values (a host-device synchronisation on an accelerator), so the answer for the
+    last mask asked about is remembered until that tensor is modified or freed.
+    """
+    global _last_answer
+    T = mask.size(-1)
+    if mask.dim() < 2 or mask.size(-2) != T or mask.numel() != T * T:
+        return False
+    if _last_answer is not None and _last_answer[0]() is mask and _last_answer[1] == mask._version:
+        return _last_answer[2]
+    answer = torch.equal(mask.reshape(T, T), torch.ones(T, T, dtype=torch.bool, device=mask.device).tril())
+    _last_answer = (weakref.ref(mask), mask._version, answer)
+    return answer
+
+
+def masked_softmax(scores: Tensor, mask: Tensor | None, dim: int = -1) -> Tensor:
+    """``softmax(scores)`` over ``dim`` where ``mask`` (bool, ``True`` = may attend) allows it, else 0.
+
+    Masked scores are filled with the dtype's most negative finite value (not ``-inf``), and the
+    weights are multiplied by the mask afterwards: a fully masked row gets all-zero weights, never NaN
+    (forward or backward).
+    """
+    if mask is None:
+        return scores.softmax(dim=dim)
+    weights = scores.masked_fill(~mask, torch.finfo(scores.dtype).min).softmax(dim=dim)
+    return weights * mask

@@ -1,6 +1,7 @@
 """Plot helpers: attention heatmaps, grids of heads × layers, training curves.
 
-Importing this module sets the book's one theme (:func:`set_theme`).
+The book's one theme is :func:`set_theme`, which every chapter calls once in its imports cell;
+importing ``lib`` changes no global state (``matplotlib.rcParams`` stay as they were).
 """
 from __future__ import annotations
 
@@ -234,5 +235,3 @@ def plot_history(
         ax.legend()
     return ax
 
-
-set_theme()

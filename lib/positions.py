@@ -17,14 +17,19 @@ import math
 import torch
 from torch import Tensor, nn
 
+from .checks import check_int
+
 POSITIONS = ("sinusoidal", "learned", "relative", "rotary", "none")
 
 
-def _check_length(T: int, offset: int, max_len: int) -> None:
-    if offset + T > max_len:
-        raise ValueError(
-            f"sequence of length {T} at offset {offset} is longer than max_len={max_len}"
-        )
+def sinusoidal_table(n_positions: int, d_model: int, device: torch.device | str | None = None) -> Tensor:
+    r"""The table ``PE [n_positions, d_model]`` of :class:`SinusoidalPositionalEncoding`."""
+    position = torch.arange(n_positions, dtype=torch.float32, device=device)[:, None]      # [n, 1]
+    inv_freq = torch.exp(torch.arange(0, d_model, 2, device=device) * (-math.log(10000.0) / d_model))
+    pe = torch.zeros(n_positions, d_model, device=device)
+    pe[:, 0::2] = torch.sin(position * inv_freq)
+    pe[:, 1::2] = torch.cos(position * inv_freq[: d_model // 2])
+    return pe
 
 
 class SinusoidalPositionalEncoding(nn.Module):
@@ -34,39 +39,46 @@ class SinusoidalPositionalEncoding(nn.Module):
         PE_{(p, 2i)} = \sin(p / 10000^{2i/d}), \qquad PE_{(p, 2i+1)} = \cos(p / 10000^{2i/d})
 
     ``forward(x [B, T, d], offset=0) -> x + PE[offset : offset + T]``.
-    The table itself is the buffer ``pe`` of shape ``[max_len, d]``.
+    The table is the buffer ``pe``, ``[max_len, d]`` to start with; a longer sequence extends it
+    (the formula holds for every position, so there is no length limit).
     """
 
     def __init__(self, d_model: int, max_len: int = 5000):
         super().__init__()
-        self.max_len = max_len
-        position = torch.arange(max_len, dtype=torch.float32)[:, None]          # [max_len, 1]
-        inv_freq = torch.exp(torch.arange(0, d_model, 2) * (-math.log(10000.0) / d_model))
-        pe = torch.zeros(max_len, d_model)
-        pe[:, 0::2] = torch.sin(position * inv_freq)
-        pe[:, 1::2] = torch.cos(position * inv_freq[: d_model // 2])
-        self.register_buffer("pe", pe, persistent=False)
+        check_int("d_model", d_model, minimum=1)
+        check_int("max_len", max_len, minimum=1)
+        self.d_model = d_model
+        self.register_buffer("pe", sinusoidal_table(max_len, d_model), persistent=False)
 
     def forward(self, x: Tensor, offset: int = 0) -> Tensor:
-        _check_length(x.size(1), offset, self.max_len)
-        return x + self.pe[offset : offset + x.size(1)].to(x.dtype)
+        end = offset + x.size(1)
+        if end > self.pe.size(0):                                   # grow the table, never shrink it
+            self.pe = sinusoidal_table(max(end, 2 * self.pe.size(0)), self.d_model, self.pe.device)
+        return x + self.pe[offset:end].to(x.dtype)
 
 
 class LearnedPositionalEmbedding(nn.Module):
     """A learned vector per absolute position, added to the token embeddings.
 
     ``forward(x [B, T, d], offset=0) -> x + P[offset : offset + T]`` with ``P`` an
-    ``nn.Embedding(max_len, d)``.  It cannot say anything about positions it never saw.
+    ``nn.Embedding(max_len, d)``.  It cannot say anything about positions it never saw, and it has
+    no row at all for positions from ``max_len`` on: the one position scheme with a length limit.
     """
 
     def __init__(self, max_len: int, d_model: int):
         super().__init__()
+        check_int("max_len", max_len, minimum=1)
+        check_int("d_model", d_model, minimum=1)
         self.max_len = max_len
         self.embedding = nn.Embedding(max_len, d_model)
         nn.init.normal_(self.embedding.weight, std=0.02)
 
     def forward(self, x: Tensor, offset: int = 0) -> Tensor:
-        _check_length(x.size(1), offset, self.max_len)
+        if offset + x.size(1) > self.max_len:
+            raise ValueError(
+                f"sequence of length {x.size(1)} at offset {offset} is longer than max_len={self.max_len} "
+                f"(a learned position table has no row for the positions after it)"
+            )
         positions = torch.arange(offset, offset + x.size(1), device=x.device)
         return x + self.embedding(positions)
 

@@ -15,16 +15,10 @@ from torch import Tensor, nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from .attention import scaled_dot_product_attention
-from .masks import padding_mask
-from .transformer import check_tokens
+from .checks import check_choice, check_int, check_tokens
+from .masks import masked_softmax, padding_mask
 
 RNN_ATTENTION = (None, "additive", "dot")
-
-
-def _check_ids(name: str, tokens: Tensor, vocab_size: int) -> None:
-    """Token ids must be a ``[B, T]`` integer tensor with ids in ``[0, vocab_size)`` (any length)."""
-    length = tokens.shape[-1] if isinstance(tokens, Tensor) and tokens.dim() > 0 else 0
-    check_tokens(name, tokens, vocab_size, max_len=length)
 
 
 class AdditiveAttention(nn.Module):
@@ -48,11 +42,7 @@ class AdditiveAttention(nn.Module):
     def forward(self, query: Tensor, keys: Tensor, values: Tensor, mask: Tensor | None = None):
         # [B, T, 1, d_attn] + [B, 1, S, d_attn] -> scores [B, T, S]
         scores = self.v(torch.tanh(self.w_q(query)[:, :, None] + self.w_k(keys)[:, None])).squeeze(-1)
-        if mask is not None:
-            scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
-        weights = scores.softmax(dim=-1)
-        if mask is not None:
-            weights = weights * mask
+        weights = masked_softmax(scores, mask)            # fully masked rows -> 0
         return weights @ values, weights
 
 
@@ -78,11 +68,9 @@ class Seq2SeqRNN(nn.Module):
         pad_id: int = 0,
     ):
         super().__init__()
-        if attention not in RNN_ATTENTION:
-            raise ValueError(f"attention={attention!r} is unknown; expected one of {list(RNN_ATTENTION)}")
-        for name, value in (("vocab_size", vocab_size), ("d_hidden", d_hidden)):
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"{name}={value!r} must be a positive int")
+        check_choice("attention", attention, RNN_ATTENTION)
+        check_int("vocab_size", vocab_size, minimum=1)
+        check_int("d_hidden", d_hidden, minimum=1)
         tgt_vocab_size = tgt_vocab_size or vocab_size
         d_embed = d_embed or d_hidden
         self.attention_kind, self.pad_id = attention, pad_id
@@ -131,25 +119,25 @@ class Seq2SeqRNN(nn.Module):
         return logits, last
 
     def forward(self, src: Tensor, tgt_in: Tensor) -> Tensor:
-        _check_ids("src", src, self.src_vocab_size)
-        _check_ids("tgt_in", tgt_in, self.tgt_vocab_size)
+        check_tokens("src", src, self.src_vocab_size)
+        check_tokens("tgt_in", tgt_in, self.tgt_vocab_size)
         if tgt_in.size(0) != src.size(0):
             raise ValueError(f"src has batch size {src.size(0)} but tgt_in has {tgt_in.size(0)}; they must match")
         states, final = self.encode(src)
         return self.decode(tgt_in, states, final, src)[0]
 
     @torch.no_grad()
-    def generate(self, src: Tensor, max_len: int, bos_id: int = 1, eos_id: int = 2) -> Tensor:
-        """Greedy decoding, one token at a time; ``[B, ≤ max_len]`` without ``<bos>``, padded after ``<eos>``."""
-        _check_ids("src", src, self.src_vocab_size)
-        if not isinstance(max_len, int) or isinstance(max_len, bool) or max_len < 1:
-            raise ValueError(f"max_len={max_len!r} must be a positive int")
+    def generate(self, src: Tensor, max_new_tokens: int, bos_id: int = 1, eos_id: int = 2) -> Tensor:
+        """Greedy decoding, one token at a time; ``[B, ≤ max_new_tokens]`` without ``<bos>``,
+        padded after ``<eos>``."""
+        check_tokens("src", src, self.src_vocab_size)
+        check_int("max_new_tokens", max_new_tokens, minimum=1)
         was_training = self.training
         self.eval()
         states, state = self.encode(src)
         token = torch.full((src.size(0), 1), bos_id, dtype=torch.long, device=src.device)
         out, done = [], torch.zeros(src.size(0), dtype=torch.bool, device=src.device)
-        for _ in range(max_len):
+        for _ in range(max_new_tokens):
             logits, state = self.decode(token, states, state, src)
             token = logits[:, -1].argmax(dim=-1, keepdim=True)
             out.append(token.masked_fill(done[:, None], self.pad_id))

@@ -78,7 +78,13 @@ def test_scale_reaches_rotary_and_relative_positions() -> None:
     assert not torch.allclose(rel_default(x, x, x)[1], rel_unscaled(x, x, x)[1])
 
 
-@pytest.mark.parametrize("bad", [0, -1.0, True, "1", float("nan"), float("inf")])
+@pytest.mark.parametrize("bad", [0, -1.0, float("nan"), float("inf")])
 def test_bad_scale_is_a_clear_error(bad) -> None:
     with pytest.raises(ValueError, match="scale="):
+        MultiHeadAttention(D, H, scale=bad)
+
+
+@pytest.mark.parametrize("bad", [True, "1"])
+def test_scale_of_the_wrong_type_is_a_type_error(bad) -> None:
+    with pytest.raises(TypeError, match="scale must be a number"):
         MultiHeadAttention(D, H, scale=bad)

@@ -2,7 +2,7 @@
 import pytest
 import torch
 
-from lib import DecoderOnlyLM, Transformer, TransformerConfig, beam_search, greedy_decode
+from lib import DecoderOnlyLM, LMConfig, Transformer, TransformerConfig, beam_search, greedy_decode
 
 POSITIONS = ["sinusoidal", "learned", "relative", "rotary", "none"]
 
@@ -11,8 +11,8 @@ def make_models(position, norm_first, seed=0):
     torch.manual_seed(seed)
     config = TransformerConfig(20, 20, d_model=32, n_heads=4, n_encoder_layers=2, n_decoder_layers=2,
                                d_ff=64, dropout=0.0, position=position, norm_first=norm_first)
-    return Transformer(config).eval(), DecoderOnlyLM(20, 32, 4, 2, dropout=0.0, position=position,
-                                                     norm_first=norm_first).eval()
+    return Transformer(config).eval(), DecoderOnlyLM(LMConfig(20, 32, 4, 2, dropout=0.0, position=position,
+                                                              norm_first=norm_first)).eval()
 
 
 @pytest.mark.parametrize("norm_first", [False, True])

@@ -6,6 +6,8 @@ from lib import (
     DecoderOnlyLM,
     EncoderLayer,
     FeedForward,
+    LearnedPositionalEmbedding,
+    LMConfig,
     MultiHeadAttention,
     RotaryEmbedding,
     SinusoidalPositionalEncoding,
@@ -32,7 +34,7 @@ def test_d_model_not_divisible_by_heads():
     with pytest.raises(ValueError, match=r"d_model=10 is not divisible by n_heads=3"):
         EncoderLayer(10, 3, 20)
     with pytest.raises(ValueError, match="n_heads"):
-        DecoderOnlyLM(10, d_model=10, n_heads=3)
+        LMConfig(10, d_model=10, n_heads=3)
 
 
 def test_mask_that_does_not_broadcast():
@@ -60,24 +62,35 @@ def test_unknown_position_and_activation():
     with pytest.raises(ValueError, match=r"position='alibi' is unknown"):
         small(position="alibi")
     with pytest.raises(ValueError, match=r"position='alibi' is unknown"):
-        DecoderOnlyLM(10, 16, 2, 1, position="alibi")
+        LMConfig(10, 16, 2, 1, position="alibi")
     with pytest.raises(ValueError, match=r"activation='swish' is unknown"):
         small(activation="swish")
     with pytest.raises(ValueError, match=r"activation='swish' is unknown"):
         FeedForward(16, 32, activation="swish")
 
 
-def test_input_longer_than_max_len():
-    model = Transformer(small())
-    long = torch.ones(1, 13, dtype=torch.long)
+def test_max_len_limits_only_learned_positions():
+    long, short = torch.ones(1, 13, dtype=torch.long), torch.ones(1, 3, dtype=torch.long)
+    model = Transformer(small(position="learned"))
     with pytest.raises(ValueError, match=r"src of length 13 is longer than max_len=12"):
-        model(long, torch.ones(1, 3, dtype=torch.long))
+        model(long, short)
     with pytest.raises(ValueError, match=r"tgt of length 13 is longer than max_len=12"):
-        model(torch.ones(1, 3, dtype=torch.long), long)
+        model(short, long)
     with pytest.raises(ValueError, match=r"longer than max_len=12"):
-        DecoderOnlyLM(10, 16, 2, 1, max_len=12)(long)
+        DecoderOnlyLM(LMConfig(10, 16, 2, 1, max_len=12))(long)
     with pytest.raises(ValueError, match=r"longer than max_len=8"):
-        SinusoidalPositionalEncoding(16, max_len=8)(torch.randn(1, 9, 16))
+        LearnedPositionalEmbedding(8, 16)(torch.randn(1, 9, 16))
+    for position in ("sinusoidal", "rotary", "relative", "none"):     # no length limit
+        assert Transformer(small(position=position))(long, long).shape == (1, 13, 10)
+        lm = DecoderOnlyLM(LMConfig(10, 16, 2, 1, max_len=12, position=position))
+        assert lm(long).shape == (1, 13, 10)
+
+
+def test_sinusoidal_table_extends_beyond_max_len():
+    pe = SinusoidalPositionalEncoding(16, max_len=8)
+    x = torch.zeros(1, 20, 16)
+    torch.testing.assert_close(pe(x), SinusoidalPositionalEncoding(16, max_len=64)(x))
+    torch.testing.assert_close(pe(x[:, :3], offset=17), SinusoidalPositionalEncoding(16).pe[None, 17:20])
 
 
 def test_token_ids_outside_the_vocabulary():

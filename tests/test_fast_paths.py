@@ -7,8 +7,8 @@ import torch
 import torch.nn.functional as F
 
 import lib.attention
-from lib import DecoderOnlyLM, MultiHeadAttention, Transformer, TransformerConfig, causal_mask, padding_mask
-from lib.attention import is_causal_mask
+from lib import DecoderOnlyLM, LMConfig, MultiHeadAttention, Transformer, TransformerConfig, causal_mask, padding_mask
+from lib.masks import is_causal_mask
 
 
 @pytest.fixture
@@ -88,7 +88,7 @@ def test_fully_masked_rows_still_give_zeros_and_finite_gradients():
 
 
 def test_models_train_and_decode_through_the_fused_kernel(sdpa_calls):
-    lm = DecoderOnlyLM(20, 32, 4, 2, dropout=0.0)
+    lm = DecoderOnlyLM(LMConfig(20, 32, 4, 2, dropout=0.0))
     lm(torch.randint(3, 20, (2, 6))).sum().backward()
     assert len(sdpa_calls) == 2 and all(c.get("is_causal") for c in sdpa_calls)
 
@@ -105,19 +105,36 @@ def test_models_train_and_decode_through_the_fused_kernel(sdpa_calls):
 
 def test_decoding_feeds_one_token_per_step_with_the_cache():
     torch.manual_seed(0)
-    lm = DecoderOnlyLM(20, 32, 4, 2, dropout=0.0).eval()
+    lm = DecoderOnlyLM(LMConfig(20, 32, 4, 2, dropout=0.0)).eval()
     prompt = torch.randint(3, 20, (2, 5))
     lengths = []
-    real_forward = lm.forward
+    real_forward = lm._forward
 
     def forward(tokens, cache=None):
         lengths.append((tokens.size(1), cache is not None))
-        return real_forward(tokens, cache=cache)
+        return real_forward(tokens, cache)
 
-    with mock.patch.object(lm, "forward", forward):
+    with mock.patch.object(lm, "_forward", forward):
         cached = lm.generate(prompt, 4)
         assert lengths == [(5, True), (1, True), (1, True), (1, True)]
         lengths.clear()
         uncached = lm.generate(prompt, 4, use_cache=False)
         assert lengths == [(5, False), (6, False), (7, False), (8, False)]
     assert torch.equal(cached, uncached)
+
+
+def test_causal_mask_recognition_compares_each_mask_object_once(monkeypatch):
+    import lib.masks
+
+    compared = []
+    real_equal = torch.equal
+    monkeypatch.setattr(lib.masks.torch, "equal", lambda a, b: compared.append(1) or real_equal(a, b))
+    config = TransformerConfig(20, 20, d_model=32, n_heads=4, n_encoder_layers=1, n_decoder_layers=3, d_ff=64,
+                               dropout=0.0)
+    model = Transformer(config)
+    src, tgt = torch.randint(3, 20, (2, 5)), torch.randint(3, 20, (2, 6))
+    mask = causal_mask(6)
+    model(src, tgt, tgt_mask=mask)
+    assert len(compared) == 1                       # three decoder layers, one comparison
+    mask[5, 5] = False                              # modified in place: asked again, and the answer changes
+    assert not is_causal_mask(mask) and len(compared) == 2

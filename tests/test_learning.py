@@ -23,7 +23,7 @@ def test_tiny_transformer_learns_to_reverse():
     assert metrics["token_accuracy"] > 0.95, metrics
     # and it generates, not only under teacher forcing
     batch = next(test.batches(200, shuffle=False))
-    out = greedy_decode(model, batch.src, max_len=batch.tgt_out.size(1))
+    out = greedy_decode(model, batch.src, max_new_tokens=batch.tgt_out.size(1))
     n = min(out.size(1), batch.tgt_out.size(1))
     exact = (out[:, :n] == batch.tgt_out[:, :n]).all(dim=1).float().mean().item()
     assert exact > 0.85, exact

@@ -4,6 +4,7 @@ import torch
 
 from lib import (
     DecoderOnlyLM,
+    LMConfig,
     MultiHeadAttention,
     Transformer,
     TransformerConfig,
@@ -32,7 +33,7 @@ def test_mask_helpers():
 def test_future_tokens_never_change_earlier_outputs(position):
     torch.manual_seed(0)
     model = Transformer(small_config(position)).eval()
-    lm = DecoderOnlyLM(16, 32, 4, 2, dropout=0.0, position=position).eval()
+    lm = DecoderOnlyLM(LMConfig(16, 32, 4, 2, dropout=0.0, position=position)).eval()
     src = torch.randint(3, 16, (2, 6))
     tgt = torch.randint(3, 16, (2, 8))
     changed = tgt.clone()

@@ -184,7 +184,7 @@ def test_whole_stack_matches_torch_transformer(norm_first):
         for norm in (theirs.encoder.norm, theirs.decoder.norm):
             norm.weight.data.fill_(1.0), norm.bias.data.zero_()
     src, tgt = torch.randint(1, 11, (2, 5)), torch.randint(1, 13, (2, 4))
-    x_src, x_tgt = ours.embed(src, ours.src_embed), ours.embed(tgt, ours.tgt_embed)
+    x_src, x_tgt = ours.embed_tokens(src, ours.src_embed), ours.embed_tokens(tgt, ours.tgt_embed)
     memory = ours.encode(src)
     hidden = theirs(x_src, x_tgt, tgt_mask=~causal_mask(4))
     logits = ours.decode(tgt, memory)

@@ -105,7 +105,7 @@ def test_unknown_attention_and_bad_sizes_are_clear_errors():
         Seq2SeqRNN(V, D, attention="bahdanau")
     with pytest.raises(ValueError, match=r"d_hidden=0 must be a positive int"):
         Seq2SeqRNN(V, 0)
-    with pytest.raises(ValueError, match=r"vocab_size=2.5"):
+    with pytest.raises(TypeError, match=r"vocab_size must be an int, got 2.5"):
         Seq2SeqRNN(2.5, D)
 
 
@@ -119,8 +119,8 @@ def test_bad_tokens_are_clear_errors():
         model(tokens(2, 3).fill_(11), tokens(2, 3))
     with pytest.raises(ValueError, match=r"src has batch size 2 but tgt_in has 3"):
         model(tokens(2, 3), tokens(3, 3))
-    with pytest.raises(ValueError, match=r"max_len=0"):
-        model.generate(tokens(2, 3), max_len=0)
+    with pytest.raises(ValueError, match=r"max_new_tokens=0"):
+        model.generate(tokens(2, 3), max_new_tokens=0)
 
 
 def scripted(model: Seq2SeqRNN, script: list[list[int]]) -> Seq2SeqRNN:
@@ -138,7 +138,7 @@ def scripted(model: Seq2SeqRNN, script: list[list[int]]) -> Seq2SeqRNN:
 
 def test_generate_stops_at_eos_and_pads_after_it():
     model = scripted(Seq2SeqRNN(V, D), [[2, 5], [7, 6], [8, 2], [9, 9]])   # <eos> = 2
-    out = model.generate(tokens(2, 4), max_len=10)
+    out = model.generate(tokens(2, 4), max_new_tokens=10)
     # row 0 ends at step 1, row 1 at step 3; decoding stops there although max_len = 10
     assert out.tolist() == [[2, 0, 0], [5, 6, 2]]
 
@@ -151,6 +151,6 @@ def test_generate_without_eos_runs_to_max_len():
         model.out_proj.bias.fill_(-10.0)
         model.out_proj.bias[4] = 10.0                      # always token 4, never <eos>
     model.train()
-    out = model.generate(tokens(3, 5), max_len=6)
+    out = model.generate(tokens(3, 5), max_new_tokens=6)
     assert out.shape == (3, 6) and torch.all(out == 4)
     assert model.training                                   # the mode is restored

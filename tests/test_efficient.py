@@ -169,3 +169,62 @@ def test_bad_input_errors():
         bigbird_mask(5, 1, 6, 0)
     with pytest.raises(TypeError, match="q must be a Tensor"):
         memory_efficient_attention([1.0], k, v)
+
+
+# --- the switch: every variant inside MultiHeadAttention and the models -------------------------
+
+def test_use_attention_inside_models():
+    from lib.efficient import LinformerAttention, use_attention
+    torch.manual_seed(0)
+    layer = lib.EncoderLayer(16, 2, 32, dropout=0.0).eval()
+    x = torch.randn(2, 20, 16)
+    ref = layer(x)
+    use_attention(layer, "memory_efficient", block_size=6)
+    torch.testing.assert_close(layer(x), ref, atol=1e-5, rtol=1e-5)
+    use_attention(layer, "sliding_window", window=3)
+    use_attention(layer.self_attn, "full")
+    windowed = layer(x, sliding_window_mask(20, 3))
+    use_attention(layer, "sliding_window", window=3)
+    torch.testing.assert_close(layer(x), windowed, atol=1e-5, rtol=1e-5)
+    use_attention(layer, "bigbird", window=2, n_global=1, n_random=2)
+    use_attention(layer, "full")
+    bigbird = layer(x, bigbird_mask(20, 2, 1, 2))
+    use_attention(layer, "bigbird", window=2, n_global=1, n_random=2)
+    torch.testing.assert_close(layer(x), bigbird, atol=1e-5, rtol=1e-5)
+    use_attention(layer, "performer", n_features=16)
+    assert layer(x).shape == x.shape
+    use_attention(layer, "linformer", k=5, max_len=20)
+    assert sum(p.numel() for p in layer.self_attn.kernel.parameters()) == 2 * 5 * 20
+    assert layer(x).shape == x.shape
+    mha = LinformerAttention(16, 2, k=4, max_len=20)
+    out, weights = mha(x, x, x)
+    assert out.shape == x.shape and weights is None
+
+
+def test_use_attention_causal_lm_with_cache():
+    from lib.efficient import use_attention
+    torch.manual_seed(0)
+    lm = lib.DecoderOnlyLM(lib.LMConfig(vocab_size=12, d_model=16, n_heads=2, n_layers=2, dropout=0.0)).eval()
+    tokens = torch.randint(3, 12, (2, 9))
+    ref = lm(tokens)
+    use_attention(lm, "memory_efficient", block_size=4)
+    torch.testing.assert_close(lm(tokens), ref, atol=1e-5, rtol=1e-5)
+    use_attention(lm, "sliding_window", window=2)
+    cached = lm.generate(tokens[:, :3], 5, use_cache=True)
+    assert torch.equal(cached, lm.generate(tokens[:, :3], 5, use_cache=False))
+    use_attention(lm, "performer")
+    with pytest.raises(ValueError, match="non-causal"):
+        lm(tokens)
+
+
+def test_use_attention_errors():
+    from lib.efficient import use_attention
+    layer = lib.EncoderLayer(16, 2, 32)
+    with pytest.raises(ValueError, match="unknown"):
+        use_attention(layer, "reformer")
+    with pytest.raises(TypeError, match="sliding_window"):
+        use_attention(layer, "sliding_window", widow=3)
+    with pytest.raises(TypeError, match="full"):
+        use_attention(layer, "full", window=3)
+    with pytest.raises(ValueError, match="no MultiHeadAttention"):
+        use_attention(torch.nn.Linear(2, 2), "full")

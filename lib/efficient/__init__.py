@@ -7,10 +7,10 @@ from .blockwise import memory_efficient_attention
 from .kernelized import LinformerProjection, orthogonal_features, performer_attention, positive_features
 from .memory import peak_tensor_memory
 from .sparse import bigbird_mask, sliding_window_attention, sliding_window_mask
-from .switch import VARIANTS, make_kernel, use_attention
+from .switch import VARIANTS, LinformerAttention, make_kernel, use_attention
 
 __all__ = [
-    "LinformerProjection", "VARIANTS", "bigbird_mask", "make_kernel", "memory_efficient_attention",
+    "LinformerAttention", "LinformerProjection", "VARIANTS", "bigbird_mask", "make_kernel", "memory_efficient_attention",
     "orthogonal_features", "peak_tensor_memory", "performer_attention", "positive_features",
     "sliding_window_attention", "sliding_window_mask", "use_attention",
 ]

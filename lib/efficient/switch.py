@@ -9,12 +9,14 @@ that returns ``out [B, H, T_q, d_head]``. The projections ``W_Q, W_K, W_V, W_O``
 """
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from functools import partial
 
 import torch
 from torch import Tensor, nn
 
+from ..attention import MultiHeadAttention
 from .blockwise import memory_efficient_attention
 from .kernelized import LinformerProjection, performer_attention
 from .sparse import bigbird_mask, sliding_window_attention, sliding_window_mask
@@ -77,7 +79,6 @@ def make_kernel(name: str, **options) -> Kernel | None:
         return LinformerProjection(**options)
     kernel = kernels[name]
     try:                                         # check the options now, not at the first forward
-        import inspect
         inspect.signature(kernel).bind(None, None, None, None, False, None, **options)
     except TypeError as error:
         raise TypeError(f"attention variant {name!r}: bad options {sorted(options)} ({error})") from None
@@ -91,8 +92,6 @@ def use_attention(model: nn.Module, name: str, **options) -> nn.Module:
     the variant. Each layer gets its own kernel (a Linformer's ``E, F`` become its parameters, so
     create the optimizer *after* this call). Returns ``model``, changed in place.
     """
-    from ..attention import MultiHeadAttention
-
     layers = [m for m in model.modules() if isinstance(m, MultiHeadAttention)]
     if not layers:
         raise ValueError(f"model ({type(model).__name__}) contains no MultiHeadAttention")
@@ -101,3 +100,21 @@ def use_attention(model: nn.Module, name: str, **options) -> nn.Module:
         kernel = make_kernel(name, **options)
         layer.kernel = kernel.to(device) if isinstance(kernel, nn.Module) else kernel
     return model
+
+
+class LinformerAttention(MultiHeadAttention):
+    r"""Multi-head attention with Linformer's projections (Wang et al., 2020): same forward as
+    :class:`~lib.MultiHeadAttention` (``forward(query, key, value, mask=None, ...)``).
+
+    .. math::
+        \mathrm{head}_h = \mathrm{softmax}\!\left(\frac{Q_h (E K_h)^\top}{\sqrt{d_k}}\right) F V_h,
+        \qquad E, F \in \mathbb{R}^{k \times T}
+
+    One :class:`LinformerProjection` (``E, F``) is shared by the heads of the layer, as in the
+    paper's headwise sharing. Keys and values longer than ``max_len`` are refused.
+    """
+
+    def __init__(self, d_model: int, n_heads: int, k: int, max_len: int, dropout: float = 0.0,
+                 bias: bool = True, init: str = "pool"):
+        super().__init__(d_model, n_heads, dropout, bias)
+        self.kernel = LinformerProjection(k, max_len, init)

@@ -35,3 +35,12 @@ from .transformer import Transformer, TransformerConfig
 from .utils import default_device, seed_everything, show_source
 
 __version__ = "0.1.0"
+from . import efficient
+from .efficient import (
+    LinformerAttention,
+    bigbird_mask,
+    memory_efficient_attention,
+    performer_attention,
+    sliding_window_mask,
+    use_attention,
+)

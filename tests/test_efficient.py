@@ -228,3 +228,21 @@ def test_use_attention_errors():
         use_attention(layer, "full", window=3)
     with pytest.raises(ValueError, match="no MultiHeadAttention"):
         use_attention(torch.nn.Linear(2, 2), "full")
+
+
+def test_cpu_seconds_ranks_work():
+    from lib.efficient import cpu_seconds
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        a, b = torch.randn(64, 64), torch.randn(256, 256)
+        t = cpu_seconds({"small": lambda: a @ a, "large": lambda: b @ b}, repeats=3, min_seconds=0.002)
+        assert t["large"] > 4 * t["small"] > 0
+    finally:
+        torch.set_num_threads(threads)
+    with pytest.raises(ValueError, match="set_num_threads"):
+        torch.set_num_threads(2)
+        try:
+            cpu_seconds({"x": lambda: None})
+        finally:
+            torch.set_num_threads(threads)

@@ -6,18 +6,8 @@ Chapters import everything from here::
 """
 from .claims import claim
 from .attention import KVCache, MultiHeadAttention, record_attention, scaled_dot_product_attention
-from .data import (
-    Batch,
-    LMBatch,
-    Seq2SeqDataset,
-    TaskStream,
-    Vocab,
-    centered_xor_batch,
-    collate,
-    make_task,
-    task_batches,
-    to_lm_batch,
-)
+from .batching import Batch, LMBatch, Seq2SeqDataset, Vocab, collate, to_lm_batch
+from .data import TaskStream, centered_xor_batch, make_task
 from .decoding import beam_search, generate_tokens, greedy_decode
 from .layers import DecoderLayer, EncoderLayer, FeedForward, LayerCache
 from .lm import DecoderOnlyLM, LMConfig
@@ -30,7 +20,8 @@ from .positions import (
 )
 from .plots import plot_attention, plot_attention_grid, plot_history, set_theme
 from .rnn import AdditiveAttention, Seq2SeqRNN
-from .train import History, evaluate, lm_loss, noam_lr, seq2seq_loss, train, warmup_schedule
+from .schedules import make_schedule, noam_lr
+from .train import History, evaluate, lm_loss, seq2seq_loss, train
 from .transformer import Transformer, TransformerConfig
 from .utils import default_device, seed_everything, show_source
 

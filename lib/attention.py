@@ -4,12 +4,14 @@ Notation (the lecture's): queries ``Q``, keys ``K``, values ``V``; ``d_k`` the k
 ``H`` heads of width ``d_head = d_model / H``.
 Masks are boolean, ``True`` = *this query may attend to this key* (see ``lib.masks``).
 """
+
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Callable, Iterator
+from typing import Callable
 
 import torch
 import torch.nn.functional as F
@@ -43,8 +45,7 @@ def scaled_dot_product_attention(
     """
     if q.dim() < 2 or k.dim() < 2 or v.dim() < 2:
         raise ValueError(
-            f"q, k, v need at least 2 dims [..., T, d], got {tuple(q.shape)}, "
-            f"{tuple(k.shape)}, {tuple(v.shape)}"
+            f"q, k, v need at least 2 dims [..., T, d], got {tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)}"
         )
     if q.size(-1) != k.size(-1):
         raise ValueError(f"q has d_k={q.size(-1)} but k has d_k={k.size(-1)}; they must match")
@@ -52,7 +53,7 @@ def scaled_dot_product_attention(
         raise ValueError(f"k has T_k={k.size(-2)} but v has T_k={v.size(-2)}; they must match")
     scale = 1.0 / math.sqrt(q.size(-1)) if scale is None else scale
 
-    scores = (q @ k.transpose(-2, -1)) * scale                    # [..., T_q, T_k]
+    scores = (q @ k.transpose(-2, -1)) * scale  # [..., T_q, T_k]
     if bias is not None:
         scores = scores + bias
     if mask is not None:
@@ -65,7 +66,7 @@ def scaled_dot_product_attention(
                 f"mask of shape {tuple(mask.shape)} does not broadcast to the scores "
                 f"[..., T_q, T_k] = {tuple(scores.shape)}"
             ) from None
-    weights = masked_softmax(scores, mask)                         # fully masked rows -> 0
+    weights = masked_softmax(scores, mask)  # fully masked rows -> 0
     dropped = F.dropout(weights, dropout_p) if dropout_p > 0 else weights
     return dropped @ v, weights
 
@@ -172,10 +173,10 @@ class MultiHeadAttention(nn.Module):
         self.v_proj = nn.Linear(d_model, d_model, bias=bias)
         self.out_proj = nn.Linear(d_model, d_model, bias=bias)
         self.position = position
-        self.scale = None if scale is None else float(scale)   # the factor on q·k; None: 1/sqrt(d_head)
-        self.kernel: AttentionKernel | None = None             # the efficient-attention switch
-        self.head_mask: Tensor | None = None                   # [H] floats, multiplies each head
-        self.record = False            # set by `record_attention`
+        self.scale = None if scale is None else float(scale)  # the factor on q·k; None: 1/sqrt(d_head)
+        self.kernel: AttentionKernel | None = None  # the efficient-attention switch
+        self.head_mask: Tensor | None = None  # [H] floats, multiplies each head
+        self.record = False  # set by `record_attention`
         self.last_weights: Tensor | None = None
 
     def split_heads(self, x: Tensor) -> Tensor:
@@ -200,11 +201,11 @@ class MultiHeadAttention(nn.Module):
     ) -> tuple[Tensor, Tensor | None]:
         self._check_inputs(query, key, value)
         past = 0 if cache is None or cache.static else len(cache)
-        q = self.split_heads(self.q_proj(query))                          # [B, H, T_q, d_head]
+        q = self.split_heads(self.q_proj(query))  # [B, H, T_q, d_head]
         if cache is not None and cache.static and cache.k is not None:
-            k, v = cache.k, cache.v                                       # cross-attention: reuse
+            k, v = cache.k, cache.v  # cross-attention: reuse
         else:
-            k = self.split_heads(self.k_proj(key))                        # [B, H, T_k, d_head]
+            k = self.split_heads(self.k_proj(key))  # [B, H, T_k, d_head]
             v = self.split_heads(self.v_proj(value))
             if isinstance(self.position, RotaryEmbedding):
                 k = self.position(k, torch.arange(past, past + k.size(-2), device=k.device))
@@ -216,7 +217,7 @@ class MultiHeadAttention(nn.Module):
         B, T_q, T_k = query.size(0), q.size(-2), k.size(-2)
         if mask is not None:
             checked = check_mask(mask, (B, self.n_heads, T_q, T_k))
-            if is_causal_mask(mask):           # the look-ahead mask itself: let the kernel skip it
+            if is_causal_mask(mask):  # the look-ahead mask itself: let the kernel skip it
                 checked, is_causal = None, True
             mask = checked
         fused_causal = is_causal and mask is None and T_q == T_k
@@ -230,7 +231,9 @@ class MultiHeadAttention(nn.Module):
         weights = None
         if self.kernel is not None:
             if isinstance(self.position, RelativePositionEmbedding):
-                raise ValueError("a kernel cannot be combined with relative positions (position=RelativePositionEmbedding)")
+                raise ValueError(
+                    "a kernel cannot be combined with relative positions (position=RelativePositionEmbedding)"
+                )
             out = self.kernel(q, k, v, mask, fused_causal, scale)
         elif need_weights or self.record or isinstance(self.position, RelativePositionEmbedding):
             out, weights = self._explicit(q, k, v, mask, dropout_p, fused_causal, scale)
@@ -239,7 +242,7 @@ class MultiHeadAttention(nn.Module):
         else:
             out = self._fused(q, k, v, mask, dropout_p, fused_causal, scale)
         if self.head_mask is not None:
-            out = out * self._checked_head_mask(out)[:, None, None]       # [H] -> [H, 1, 1]
+            out = out * self._checked_head_mask(out)[:, None, None]  # [H] -> [H, 1, 1]
         out = self.out_proj(self.merge_heads(out))
         return out, (weights if need_weights else None)
 
@@ -248,7 +251,7 @@ class MultiHeadAttention(nn.Module):
             mask = torch.ones(q.size(-2), k.size(-2), dtype=torch.bool, device=q.device).tril()
         if not isinstance(self.position, RelativePositionEmbedding):
             return scaled_dot_product_attention(q, k, v, mask, dropout_p, scale=scale)
-        a_k, a_v = self.position(q.size(-2), k.size(-2))                  # [T_q, T_k, d_head]
+        a_k, a_v = self.position(q.size(-2), k.size(-2))  # [T_q, T_k, d_head]
         bias = torch.einsum("bhqd,qkd->bhqk", q, a_k) * scale
         out, weights = scaled_dot_product_attention(q, k, v, mask, dropout_p, scale=scale, bias=bias)
         return out + torch.einsum("bhqk,qkd->bhqd", weights, a_v), weights
@@ -258,20 +261,18 @@ class MultiHeadAttention(nn.Module):
         if mask is None:
             return F.scaled_dot_product_attention(q, k, v, dropout_p=dropout_p, is_causal=causal, scale=scale)
         # A fully masked row would give NaN in the kernel: let it attend anywhere, then zero it.
-        row_ok = mask.any(dim=-1, keepdim=True)                           # [.., T_q, 1]
-        if mask.device.type == "cpu" and bool(row_ok.all()):              # the usual case, free to test
+        row_ok = mask.any(dim=-1, keepdim=True)  # [.., T_q, 1]
+        if mask.device.type == "cpu" and bool(row_ok.all()):  # the usual case, free to test
             return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p, scale=scale)
         # (On an accelerator the test would synchronise host and device in every layer: fix up always.)
-        out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask | ~row_ok, dropout_p=dropout_p,
-                                             scale=scale)
+        out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask | ~row_ok, dropout_p=dropout_p, scale=scale)
         return out.masked_fill(~row_ok, 0.0)
 
     def _checked_head_mask(self, out: Tensor) -> Tensor:
         m = check_tensor("head_mask", self.head_mask)
         if not m.dtype.is_floating_point or m.shape != (self.n_heads,):
             raise ValueError(
-                f"head_mask of shape {tuple(m.shape)} and dtype {m.dtype} should be a float tensor "
-                f"[H={self.n_heads}]"
+                f"head_mask of shape {tuple(m.shape)} and dtype {m.dtype} should be a float tensor [H={self.n_heads}]"
             )
         return m.to(out.dtype)
 
@@ -279,9 +280,7 @@ class MultiHeadAttention(nn.Module):
         for name, x in (("query", query), ("key", key), ("value", value)):
             check_tensor(name, x)
             if x.dim() != 3 or x.size(-1) != self.d_model:
-                raise ValueError(
-                    f"{name} of shape {tuple(x.shape)} should be [B, T, d_model={self.d_model}]"
-                )
+                raise ValueError(f"{name} of shape {tuple(x.shape)} should be [B, T, d_model={self.d_model}]")
         if key.shape[:2] != value.shape[:2] or key.size(0) != query.size(0):
             raise ValueError(
                 f"query {tuple(query.shape)}, key {tuple(key.shape)} and value {tuple(value.shape)} "

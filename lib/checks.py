@@ -4,6 +4,7 @@ Every message names the argument, what came and what was expected
 (``d_model=0 must be a positive int``; ``dropout must be a number, got 'high' (str)``).
 Booleans are not ints here, although Python says ``isinstance(True, int)``.
 """
+
 from __future__ import annotations
 
 import math
@@ -25,8 +26,14 @@ def check_int(name: str, value: object, minimum: int | None = None, maximum: int
     return value
 
 
-def check_number(name: str, value: object, low: float = -math.inf, high: float = math.inf,
-                 low_open: bool = False, high_open: bool = False) -> float:
+def check_number(
+    name: str,
+    value: object,
+    low: float = -math.inf,
+    high: float = math.inf,
+    low_open: bool = False,
+    high_open: bool = False,
+) -> float:
     """``value`` must be a real number (not a ``bool``) in the interval; returns it as ``float``.
 
     ``low_open``/``high_open`` exclude the end points: ``check_number("dropout", p, 0, 1, high_open=True)``
@@ -57,8 +64,7 @@ def check_tensor(name: str, value: object) -> Tensor:
     return value
 
 
-def check_tokens(name: str, tokens: object, vocab_size: int, max_len: int | None = None,
-                 offset: int = 0) -> Tensor:
+def check_tokens(name: str, tokens: object, vocab_size: int, max_len: int | None = None, offset: int = 0) -> Tensor:
     """Token ids must be a ``[B, T]`` integer tensor with ``T >= 1`` and ids in ``[0, vocab_size)``.
 
     ``max_len`` (if given) bounds ``offset + T``: the capacity of learned absolute positions.
@@ -76,7 +82,5 @@ def check_tokens(name: str, tokens: object, vocab_size: int, max_len: int | None
     if tokens.numel():
         low, high = int(tokens.min()), int(tokens.max())
         if low < 0 or high >= vocab_size:
-            raise ValueError(
-                f"{name} holds token ids in [{low}, {high}], outside the vocabulary [0, {vocab_size})"
-            )
+            raise ValueError(f"{name} holds token ids in [{low}, {high}], outside the vocabulary [0, {vocab_size})")
     return tokens

@@ -11,6 +11,7 @@ With ``use_cache=True`` each step feeds only the newest token and reuses the key
 the earlier ones (``KVCache``); without it each step recomputes the whole prefix.  Both give the
 same tokens; the cache makes a step O(T) instead of O(T²).
 """
+
 from __future__ import annotations
 
 import torch
@@ -28,7 +29,7 @@ class _Stepper:
         self.model, self.use_cache = model, use_cache
         self.is_seq2seq = isinstance(model, Transformer)
         if self.is_seq2seq:
-            model.check_tokens("src", src, model.config.src_vocab_size)      # once, not per step
+            model.check_tokens("src", src, model.config.src_vocab_size)  # once, not per step
             mask = padding_mask(src, model.config.pad_id)
             memory = model._encode(src, mask)
             self.memory = memory.repeat_interleave(repeat, dim=0)
@@ -40,7 +41,7 @@ class _Stepper:
     def __call__(self, tokens: Tensor) -> Tensor:
         # The tokens are the checked input plus argmax/sampled ids: the models' unchecked internals
         # take them (a range check would synchronise host and device at every step).
-        new = tokens if self.cache is None else tokens[:, len(self.cache[0]):]
+        new = tokens if self.cache is None else tokens[:, len(self.cache[0]) :]
         if self.is_seq2seq:
             logits = self.model._decode(new, self.memory, None, self.memory_mask, self.cache)
         else:
@@ -117,8 +118,9 @@ def generate_tokens(
     return _finish(model, tokens, start, eos_id)
 
 
-def greedy_decode(model: nn.Module, src: Tensor, max_new_tokens: int, bos_id: int = 1,
-                  eos_id: int | None = 2, use_cache: bool = True) -> Tensor:
+def greedy_decode(
+    model: nn.Module, src: Tensor, max_new_tokens: int, bos_id: int = 1, eos_id: int | None = 2, use_cache: bool = True
+) -> Tensor:
     """Pick the most likely token at every step, ``y_t = argmax_w p(w | y_<t, x)``, for at most
     ``max_new_tokens`` steps.  Output as :func:`generate_tokens`."""
     return generate_tokens(model, src, max_new_tokens, 0.0, None, bos_id, eos_id, use_cache)
@@ -149,20 +151,21 @@ def beam_search(
     model.eval()
     B, K = src.size(0), beam_size
     step = _Stepper(model, src, use_cache, repeat=K)
-    tokens = _start(model, src, bos_id).repeat_interleave(K, dim=0)         # [B*K, t]
+    tokens = _start(model, src, bos_id).repeat_interleave(K, dim=0)  # [B*K, t]
     start = tokens.size(1)
     scores = torch.full((B, K), float("-inf"), device=tokens.device)
-    scores[:, 0] = 0.0                                  # all beams start equal: keep one
+    scores[:, 0] = 0.0  # all beams start equal: keep one
     lengths = torch.zeros(B * K, device=tokens.device)
     done = torch.zeros(B * K, dtype=torch.bool, device=tokens.device)
     for _ in range(max_new_tokens):
-        logp = step(tokens).log_softmax(dim=-1)                           # [B*K, V]
+        logp = step(tokens).log_softmax(dim=-1)  # [B*K, V]
         V = logp.size(-1)
-        if eos_id is not None:                         # a finished hypothesis only repeats <eos>, free
-            logp[done] = float("-inf")
-            logp[done, eos_id] = 0.0
+        if eos_id is not None:  # a finished hypothesis only repeats <eos>, free
+            only_eos = torch.full_like(logp[:1], float("-inf"))
+            only_eos[0, eos_id] = 0.0
+            logp = torch.where(done[:, None], only_eos, logp)  # (no boolean indexing: no sync)
         candidates = (scores.view(B * K, 1) + logp).view(B, K * V)
-        scores, flat = candidates.topk(K, dim=-1)                          # [B, K]
+        scores, flat = candidates.topk(K, dim=-1)  # [B, K]
         beam = flat // V + torch.arange(B, device=flat.device)[:, None] * K
         beam, next_token = beam.view(-1), (flat % V).view(-1)
         tokens = torch.cat([tokens[beam], next_token[:, None]], dim=1)

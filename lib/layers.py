@@ -9,6 +9,7 @@ Each sub-layer is wrapped in a residual connection and a LayerNorm, in one of tw
 With ReLU, ``batch_first=True`` and dropout off, they compute exactly what
 ``torch.nn.TransformerEncoderLayer`` / ``TransformerDecoderLayer`` compute.
 """
+
 from __future__ import annotations
 
 import math
@@ -40,6 +41,7 @@ class FeedForward(nn.Module):
         check_int("d_model", d_model, minimum=1)
         check_int("d_ff", d_ff, minimum=1)
         check_choice("activation", activation, sorted(ACTIVATIONS))
+        check_number("dropout", dropout, 0.0, 1.0, high_open=True)
         self.linear1 = nn.Linear(d_model, d_ff)
         self.linear2 = nn.Linear(d_ff, d_model)
         self.activation = ACTIVATIONS[activation]
@@ -70,25 +72,52 @@ class LayerCache:
 
 
 class Block(nn.Module):
-    """What encoder and decoder layers share: the residual wrapper and the self-attention sub-block."""
+    """What encoder and decoder layers share: construction, the residual wrapper, self-attention.
 
-    norm_first: bool
-    self_attn: MultiHeadAttention
-    dropout1: nn.Module
+    ``Block(d_model, n_heads, d_ff, dropout=0.1, norm_first=False, activation="relu", position=None,
+    layer_norm_eps=1e-5)``: ``activation`` is ``"relu"`` (the paper's) or ``"gelu"``;
+    ``layer_norm_eps`` is torch's default; ``position`` is the self-attention's RoPE or relative
+    position tables (see :class:`~lib.attention.MultiHeadAttention`).
+    """
 
-    def _check(self, d_ff: int, layer_norm_eps: float) -> None:
+    has_cross_attention = False
+
+    def __init__(
+        self,
+        d_model: int,
+        n_heads: int,
+        d_ff: int,
+        dropout: float = 0.1,
+        norm_first: bool = False,
+        activation: str = "relu",
+        position: RotaryEmbedding | RelativePositionEmbedding | None = None,
+        layer_norm_eps: float = 1e-5,
+    ):
+        super().__init__()
         check_int("d_ff", d_ff, minimum=1)
         check_number("layer_norm_eps", layer_norm_eps, 0.0, math.inf, low_open=True, high_open=True)
+        cross = self.has_cross_attention
+        self.self_attn = MultiHeadAttention(d_model, n_heads, dropout, position=position)
+        if cross:
+            self.cross_attn = MultiHeadAttention(d_model, n_heads, dropout)
+        self.ff = FeedForward(d_model, d_ff, dropout, activation)
+        self.norm1 = nn.LayerNorm(d_model, eps=layer_norm_eps)
+        self.norm2 = nn.LayerNorm(d_model, eps=layer_norm_eps)
+        if cross:
+            self.norm3 = nn.LayerNorm(d_model, eps=layer_norm_eps)
+        self.dropout1 = nn.Dropout(dropout)
+        self.dropout2 = nn.Dropout(dropout)
+        if cross:
+            self.dropout3 = nn.Dropout(dropout)
+        self.norm_first = norm_first
 
-    def residual(self, x: Tensor, sublayer: Callable[[Tensor], Tensor], norm: nn.Module,
-                 dropout: nn.Module) -> Tensor:
+    def residual(self, x: Tensor, sublayer: Callable[[Tensor], Tensor], norm: nn.Module, dropout: nn.Module) -> Tensor:
         """``x + Dropout(Sublayer(LN(x)))`` (pre-LN) or ``LN(x + Dropout(Sublayer(x)))`` (post-LN)."""
         if self.norm_first:
             return x + dropout(sublayer(norm(x)))
         return norm(x + dropout(sublayer(x)))
 
-    def self_attention(self, x: Tensor, mask: Tensor | None, is_causal: bool,
-                       cache: KVCache | None) -> Tensor:
+    def self_attention(self, x: Tensor, mask: Tensor | None, is_causal: bool, cache: KVCache | None) -> Tensor:
         """The self-attention sub-layer, wrapped: queries, keys and values all come from ``x``."""
 
         def attend(h: Tensor) -> Tensor:
@@ -100,32 +129,11 @@ class Block(nn.Module):
 class EncoderLayer(Block):
     """Self-attention then feed-forward, each with a residual connection and LayerNorm.
 
+    Submodules ``self_attn``, ``ff``, ``norm1``, ``norm2`` (arguments: see :class:`Block`).
     ``forward(x [B, T, d], mask=None) -> [B, T, d]``; ``mask`` is bool, ``True`` = may attend,
     broadcasting to ``[B, H, T, T]`` (e.g. ``padding_mask(src, pad_id)``).
     With ``is_causal=True`` (and optionally a ``cache``) the same layer is a GPT block.
-    ``activation`` is ``"relu"`` (the paper's) or ``"gelu"``; ``layer_norm_eps`` is torch's default.
     """
-
-    def __init__(
-        self,
-        d_model: int,
-        n_heads: int,
-        d_ff: int,
-        dropout: float = 0.1,
-        norm_first: bool = False,
-        activation: str = "relu",
-        position: RotaryEmbedding | RelativePositionEmbedding | None = None,
-        layer_norm_eps: float = 1e-5,
-    ):
-        super().__init__()
-        self._check(d_ff, layer_norm_eps)
-        self.self_attn = MultiHeadAttention(d_model, n_heads, dropout, position=position)
-        self.ff = FeedForward(d_model, d_ff, dropout, activation)
-        self.norm1 = nn.LayerNorm(d_model, eps=layer_norm_eps)
-        self.norm2 = nn.LayerNorm(d_model, eps=layer_norm_eps)
-        self.dropout1 = nn.Dropout(dropout)
-        self.dropout2 = nn.Dropout(dropout)
-        self.norm_first = norm_first
 
     def forward(
         self, x: Tensor, mask: Tensor | None = None, is_causal: bool = False, cache: KVCache | None = None
@@ -137,35 +145,15 @@ class EncoderLayer(Block):
 class DecoderLayer(Block):
     """Masked self-attention, cross-attention to the encoder memory, then feed-forward.
 
+    Submodules ``self_attn``, ``cross_attn``, ``ff``, ``norm1``, ``norm2``, ``norm3`` (arguments:
+    see :class:`Block`).
     ``forward(x [B, T, d], memory [B, S, d], self_mask=None, memory_mask=None) -> [B, T, d]``.
     In cross-attention the queries come from the decoder and the keys and values from
     ``memory``.  Pass ``is_causal=True`` for the look-ahead mask (the models do), and a
     :class:`LayerCache` to decode incrementally.
     """
 
-    def __init__(
-        self,
-        d_model: int,
-        n_heads: int,
-        d_ff: int,
-        dropout: float = 0.1,
-        norm_first: bool = False,
-        activation: str = "relu",
-        position: RotaryEmbedding | RelativePositionEmbedding | None = None,
-        layer_norm_eps: float = 1e-5,
-    ):
-        super().__init__()
-        self._check(d_ff, layer_norm_eps)
-        self.self_attn = MultiHeadAttention(d_model, n_heads, dropout, position=position)
-        self.cross_attn = MultiHeadAttention(d_model, n_heads, dropout)
-        self.ff = FeedForward(d_model, d_ff, dropout, activation)
-        self.norm1 = nn.LayerNorm(d_model, eps=layer_norm_eps)
-        self.norm2 = nn.LayerNorm(d_model, eps=layer_norm_eps)
-        self.norm3 = nn.LayerNorm(d_model, eps=layer_norm_eps)
-        self.dropout1 = nn.Dropout(dropout)
-        self.dropout2 = nn.Dropout(dropout)
-        self.dropout3 = nn.Dropout(dropout)
-        self.norm_first = norm_first
+    has_cross_attention = True
 
     def forward(
         self,

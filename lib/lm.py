@@ -1,4 +1,5 @@
 """A decoder-only (GPT-style) language model: a stack of causal self-attention blocks."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -7,8 +8,8 @@ import torch
 from torch import Tensor, nn
 
 from .attention import KVCache
-from .layers import EncoderLayer
 from .checks import check_int
+from .layers import EncoderLayer
 from .transformer import TokenModel, validate_model_config
 
 
@@ -64,8 +65,16 @@ class DecoderOnlyLM(TokenModel):
         self.embed = nn.Embedding(c.vocab_size, c.d_model)
         self.build_positions(c)
         self.layers = nn.ModuleList(
-            EncoderLayer(c.d_model, c.n_heads, c.d_ff or 4 * c.d_model, c.dropout, c.norm_first, c.activation,
-                         position=self.layer_position(), layer_norm_eps=c.layer_norm_eps)
+            EncoderLayer(
+                c.d_model,
+                c.n_heads,
+                c.d_ff or 4 * c.d_model,
+                c.dropout,
+                c.norm_first,
+                c.activation,
+                position=self.layer_position(),
+                layer_norm_eps=c.layer_norm_eps,
+            )
             for _ in range(c.n_layers)
         )
         self.norm = nn.LayerNorm(c.d_model, eps=c.layer_norm_eps) if c.norm_first else nn.Identity()
@@ -109,5 +118,6 @@ class DecoderOnlyLM(TokenModel):
         """
         from .decoding import generate_tokens
 
-        return generate_tokens(self, prompt, max_new_tokens, temperature=temperature, top_k=top_k,
-                               eos_id=eos_id, use_cache=use_cache)
+        return generate_tokens(
+            self, prompt, max_new_tokens, temperature=temperature, top_k=top_k, eos_id=eos_id, use_cache=use_cache
+        )

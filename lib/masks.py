@@ -7,6 +7,7 @@ Masks broadcast to ``[B, H, T_q, T_k]``.
 ``torch.nn.MultiheadAttention`` uses the opposite meaning for a boolean mask
 (``True`` = *masked out*): flip it with ``~mask`` when you pass one of ours there.
 """
+
 from __future__ import annotations
 
 import weakref
@@ -36,9 +37,9 @@ def padding_mask(tokens: Tensor, pad_id: int) -> Tensor:
     tokens: ``[B, T]`` token ids.  Returns ``[B, 1, 1, T]`` bool, which
     broadcasts over heads and queries.
     """
-    if not isinstance(tokens, Tensor) or tokens.dim() != 2:
-        shape = tuple(tokens.shape) if isinstance(tokens, Tensor) else type(tokens).__name__
-        raise ValueError(f"tokens must be a [B, T] tensor of ids, got {shape}")
+    check_tensor("tokens", tokens)
+    if tokens.dim() != 2:
+        raise ValueError(f"tokens must be a [B, T] tensor of ids, got shape {tuple(tokens.shape)}")
     return (tokens != pad_id)[:, None, None, :]
 
 
@@ -50,17 +51,10 @@ def check_mask(mask: Tensor, shape: tuple[int, int, int, int]) -> Tensor:
     """
     check_tensor("mask", mask)
     if mask.dtype != torch.bool:
-        raise TypeError(
-            f"mask must have dtype torch.bool (True = may attend), got {mask.dtype}"
-        )
-    ok = mask.dim() <= 4 and all(
-        m == 1 or m == s for m, s in zip(reversed(mask.shape), reversed(shape))
-    )
+        raise TypeError(f"mask must have dtype torch.bool (True = may attend), got {mask.dtype}")
+    ok = mask.dim() <= 4 and all(m == 1 or m == s for m, s in zip(reversed(mask.shape), reversed(shape)))
     if not ok:
-        raise ValueError(
-            f"mask of shape {tuple(mask.shape)} does not broadcast to "
-            f"(B, H, T_q, T_k) = {tuple(shape)}"
-        )
+        raise ValueError(f"mask of shape {tuple(mask.shape)} does not broadcast to (B, H, T_q, T_k) = {tuple(shape)}")
     while mask.dim() < 4:
         mask = mask.unsqueeze(0)
     return mask
@@ -83,10 +77,16 @@ def is_causal_mask(mask: Tensor) -> bool:
     T = mask.size(-1)
     if mask.dim() < 2 or mask.size(-2) != T or mask.numel() != T * T:
         return False
-    if _last_answer is not None and _last_answer[0]() is mask and _last_answer[1] == mask._version:
-        return _last_answer[2]
+    try:
+        version = mask._version
+    except RuntimeError:  # an inference-mode tensor has no version counter: do not remember it
+        version = None
+    last = _last_answer
+    if version is not None and last is not None and last[0]() is mask and last[1] == version:
+        return last[2]
     answer = torch.equal(mask.reshape(T, T), torch.ones(T, T, dtype=torch.bool, device=mask.device).tril())
-    _last_answer = (weakref.ref(mask), mask._version, answer)
+    if version is not None:
+        _last_answer = (weakref.ref(mask), version, answer)
     return answer
 
 

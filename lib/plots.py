@@ -3,9 +3,10 @@
 The book's one theme is :func:`set_theme`, which every chapter calls once in its imports cell;
 importing ``lib`` changes no global state (``matplotlib.rcParams`` stay as they were).
 """
+
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -66,11 +67,20 @@ def _check_tokens(tokens: Sequence[str] | None, size: int, name: str, axis: str)
     return tokens
 
 
-def _heatmap(ax: Axes, w: np.ndarray, xticks, yticks, cmap: str, vmin: float, vmax: float,
-             cbar: bool) -> None:
-    sns.heatmap(w, ax=ax, cmap=cmap, vmin=vmin, vmax=vmax, square=False, cbar=cbar,
-                xticklabels=xticks, yticklabels=yticks, linewidths=0,
-                cbar_kws={"label": "weight", "shrink": 0.8} if cbar else None)
+def _heatmap(ax: Axes, w: np.ndarray, xticks, yticks, cmap: str, vmin: float, vmax: float, cbar: bool) -> None:
+    sns.heatmap(
+        w,
+        ax=ax,
+        cmap=cmap,
+        vmin=vmin,
+        vmax=vmax,
+        square=False,
+        cbar=cbar,
+        xticklabels=xticks,
+        yticklabels=yticks,
+        linewidths=0,
+        cbar_kws={"label": "weight", "shrink": 0.8} if cbar else None,
+    )
     ax.grid(False)
     # Single characters read fine upright; longer tokens are turned to fit.
     long = isinstance(xticks, list) and max((len(t) for t in xticks), default=0) > 2
@@ -97,9 +107,7 @@ def plot_attention(
     """
     w = _to_numpy(weights)
     if w.ndim != 2:
-        raise ValueError(
-            f"weights must be 2-d [T_q, T_k], got shape {w.shape}; pick one head, e.g. weights[0, h]"
-        )
+        raise ValueError(f"weights must be 2-d [T_q, T_k], got shape {w.shape}; pick one head, e.g. weights[0, h]")
     yticks = _check_tokens(query_tokens, w.shape[0], "query_tokens", "query rows")
     xticks = _check_tokens(key_tokens, w.shape[1], "key_tokens", "key columns")
     if ax is None:
@@ -148,17 +156,26 @@ def plot_attention_grid(
 
     aspect = t_q / t_k
     fig, axes = plt.subplots(
-        n_layers, n_heads, squeeze=False, layout="constrained",
+        n_layers,
+        n_heads,
+        squeeze=False,
+        layout="constrained",
         figsize=(cell_size * n_heads + 1.0, cell_size * aspect * n_layers + 0.6),
     )
     vmax = float(w.max())
     for layer in range(n_layers):
         for head in range(n_heads):
             ax = axes[layer, head]
-            _heatmap(ax, w[layer, head],
-                     xticks if layer == n_layers - 1 else False,
-                     yticks if head == 0 else False,
-                     cmap, 0.0, vmax, cbar=False)
+            _heatmap(
+                ax,
+                w[layer, head],
+                xticks if layer == n_layers - 1 else False,
+                yticks if head == 0 else False,
+                cmap,
+                0.0,
+                vmax,
+                cbar=False,
+            )
             if layer == 0:
                 ax.set_title(f"head {head}")
             if head == 0:
@@ -234,4 +251,3 @@ def plot_history(
     if any(line.get_label() and not line.get_label().startswith("_") for line in ax.get_lines()):
         ax.legend()
     return ax
-

@@ -10,6 +10,7 @@ Four ways to give it back, selectable by name in ``TransformerConfig.position``:
   so that ``q_i · k_j`` depends only on ``i - j`` (RoPE, Su et al., 2021);
 - ``"none"``: no position information at all (the model is permutation-equivariant).
 """
+
 from __future__ import annotations
 
 import math
@@ -24,7 +25,7 @@ POSITIONS = ("sinusoidal", "learned", "relative", "rotary", "none")
 
 def sinusoidal_table(n_positions: int, d_model: int, device: torch.device | str | None = None) -> Tensor:
     r"""The table ``PE [n_positions, d_model]`` of :class:`SinusoidalPositionalEncoding`."""
-    position = torch.arange(n_positions, dtype=torch.float32, device=device)[:, None]      # [n, 1]
+    position = torch.arange(n_positions, dtype=torch.float32, device=device)[:, None]  # [n, 1]
     inv_freq = torch.exp(torch.arange(0, d_model, 2, device=device) * (-math.log(10000.0) / d_model))
     pe = torch.zeros(n_positions, d_model, device=device)
     pe[:, 0::2] = torch.sin(position * inv_freq)
@@ -52,7 +53,7 @@ class SinusoidalPositionalEncoding(nn.Module):
 
     def forward(self, x: Tensor, offset: int = 0) -> Tensor:
         end = offset + x.size(1)
-        if end > self.pe.size(0):                                   # grow the table, never shrink it
+        if end > self.pe.size(0):  # grow the table, never shrink it
             self.pe = sinusoidal_table(max(end, 2 * self.pe.size(0)), self.d_model, self.pe.device)
         return x + self.pe[offset:end].to(x.dtype)
 
@@ -100,6 +101,8 @@ class RelativePositionEmbedding(nn.Module):
 
     def __init__(self, d_head: int, max_distance: int = 16):
         super().__init__()
+        check_int("d_head", d_head, minimum=1)
+        check_int("max_distance", max_distance, minimum=1)
         self.max_distance = max_distance
         self.key = nn.Embedding(2 * max_distance + 1, d_head)
         self.value = nn.Embedding(2 * max_distance + 1, d_head)
@@ -111,7 +114,7 @@ class RelativePositionEmbedding(nn.Module):
         q_pos = torch.arange(T_k - T_q, T_k, device=device)
         k_pos = torch.arange(T_k, device=device)
         distance = (k_pos[None, :] - q_pos[:, None]).clamp(-self.max_distance, self.max_distance)
-        index = distance + self.max_distance                                    # [T_q, T_k]
+        index = distance + self.max_distance  # [T_q, T_k]
         return self.key(index), self.value(index)
 
 
@@ -133,13 +136,14 @@ class RotaryEmbedding(nn.Module):
 
     def __init__(self, d_head: int, base: float = 10000.0):
         super().__init__()
+        check_int("d_head", d_head, minimum=1)
         if d_head % 2:
             raise ValueError(f"rotary embeddings need an even d_head, got d_head={d_head}")
         inv_freq = base ** (-torch.arange(0, d_head, 2, dtype=torch.float32) / d_head)
         self.register_buffer("inv_freq", inv_freq, persistent=False)
 
     def forward(self, x: Tensor, positions: Tensor) -> Tensor:
-        angle = positions.to(self.inv_freq.dtype)[:, None] * self.inv_freq       # [T, d/2]
+        angle = positions.to(self.inv_freq.dtype)[:, None] * self.inv_freq  # [T, d/2]
         cos, sin = angle.cos().to(x.dtype), angle.sin().to(x.dtype)
         x_even, x_odd = x[..., 0::2], x[..., 1::2]
         rotated = torch.stack((x_even * cos - x_odd * sin, x_even * sin + x_odd * cos), dim=-1)

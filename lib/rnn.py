@@ -8,6 +8,7 @@ all encoder states ``h_1 … h_S`` (Bahdanau et al., 2015; Luong et al., 2015):
     e_{t,i} = \\mathrm{score}(s_t, h_i), \\qquad \\alpha_t = \\mathrm{softmax}(e_t), \\qquad
     c_t = \\sum_i \\alpha_{t,i} h_i, \\qquad p(y_t) = \\mathrm{softmax}(W [s_t; c_t])
 """
+
 from __future__ import annotations
 
 import torch
@@ -42,7 +43,7 @@ class AdditiveAttention(nn.Module):
     def forward(self, query: Tensor, keys: Tensor, values: Tensor, mask: Tensor | None = None):
         # [B, T, 1, d_attn] + [B, 1, S, d_attn] -> scores [B, T, S]
         scores = self.v(torch.tanh(self.w_q(query)[:, :, None] + self.w_k(keys)[:, None])).squeeze(-1)
-        weights = masked_softmax(scores, mask)            # fully masked rows -> 0
+        weights = masked_softmax(scores, mask)  # fully masked rows -> 0
         return weights @ values, weights
 
 
@@ -91,30 +92,26 @@ class Seq2SeqRNN(nn.Module):
         its states after that are zeros.
         """
         lengths = (src != self.pad_id).sum(dim=1).clamp(min=1).cpu()
-        packed = pack_padded_sequence(self.src_embed(src), lengths,
-                                      batch_first=True, enforce_sorted=False)
+        packed = pack_padded_sequence(self.src_embed(src), lengths, batch_first=True, enforce_sorted=False)
         states, final = self.encoder(packed)
-        states, _ = pad_packed_sequence(states, batch_first=True,
-                                        total_length=src.size(1))
+        states, _ = pad_packed_sequence(states, batch_first=True, total_length=src.size(1))
         return states, final
 
-    def decode(self, tgt_in: Tensor, states: Tensor,
-               final: tuple[Tensor, Tensor], src: Tensor):
+    def decode(self, tgt_in: Tensor, states: Tensor, final: tuple[Tensor, Tensor], src: Tensor):
         """Logits ``[B, T, V]`` and the decoder's last state (to decode on).
 
         ``states``, ``final``: what :meth:`encode` returned for ``src``.
         """
         # s_t for every step of tgt_in at once (in training: the true y_{t-1})
-        s, last = self.decoder(self.tgt_embed(tgt_in), final)   # [B, T, d]
+        s, last = self.decoder(self.tgt_embed(tgt_in), final)  # [B, T, d]
         if self.attention_kind is None:
-            return self.out_proj(s), last                 # logits W_o s_t
-        mask = padding_mask(src, self.pad_id)[:, 0]       # [B, 1, S]
+            return self.out_proj(s), last  # logits W_o s_t
+        mask = padding_mask(src, self.pad_id)[:, 0]  # [B, 1, S]
         if self.attention_kind == "additive":
             context, weights = self.attention(s, states, states, mask)
-        else:                                             # e_ti = s_t · h_i
-            context, weights = scaled_dot_product_attention(
-                s, states, states, mask, scale=1.0)
-        self.last_attention = weights.detach()            # alpha [B, T, S]
+        else:  # e_ti = s_t · h_i
+            context, weights = scaled_dot_product_attention(s, states, states, mask, scale=1.0)
+        self.last_attention = weights.detach()  # alpha [B, T, S]
         logits = self.out_proj(torch.cat([s, context], dim=-1))  # W_o[s_t;c_t]
         return logits, last
 

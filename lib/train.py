@@ -1,109 +1,30 @@
-"""Training: the loss, the learning-rate schedules, a training loop and teacher-forced evaluation.
+"""Training: the losses, a training loop and teacher-forced evaluation.
 
-The paper's schedule (Vaswani et al., 2017, eq. 3) warms the learning rate up linearly for
-``warmup_steps`` steps, then decays it with the inverse square root of the step:
-
-    lrate = d_model^-0.5 · min(step^-0.5, step · warmup_steps^-1.5)
+The learning-rate schedules (the paper's among them) are in :mod:`lib.schedules`.
 """
+
 from __future__ import annotations
 
 import math
 import os
 import time
 import warnings
-from dataclasses import dataclass, field
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from itertools import count
 from typing import Union
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
-from torch.optim.lr_scheduler import LambdaLR, LRScheduler
+from torch.optim.lr_scheduler import LRScheduler
 from tqdm.auto import tqdm
 from tqdm.std import tqdm as _text_tqdm
 
-from .data import Batch, LMBatch, Seq2SeqDataset, TaskStream, to_lm_batch
-
-SCHEDULES = ("constant", "linear_warmup", "noam", "cosine")
-
-
-# ----------------------------------------------------------------------------------------------
-# Learning-rate schedules
-# ----------------------------------------------------------------------------------------------
-
-
-def noam_lr(step: int, d_model: int, warmup_steps: int, factor: float = 1.0) -> float:
-    """The paper's learning rate at ``step`` (counted from 1), eq. 3:
-
-        factor · d_model^-0.5 · min(step^-0.5, step · warmup_steps^-1.5)
-
-    It grows linearly up to ``step = warmup_steps``, where it peaks at
-    ``factor · (d_model · warmup_steps)^-0.5``, then decays as ``step^-0.5``.
-    """
-    for name, value in (("step", step), ("d_model", d_model), ("warmup_steps", warmup_steps)):
-        if not isinstance(value, int) or isinstance(value, bool):
-            raise TypeError(f"{name} must be an int, got {value!r} ({type(value).__name__})")
-        if value < 1:
-            raise ValueError(f"{name}={value} must be >= 1 (steps are counted from 1)")
-    return factor * d_model**-0.5 * min(step**-0.5, step * warmup_steps**-1.5)
-
-
-def warmup_schedule(optimizer: torch.optim.Optimizer, d_model: int, warmup_steps: int,
-                    factor: float = 1.0) -> LambdaLR:
-    """The paper's schedule as a ``LambdaLR``: call ``scheduler.step()`` after each ``optimizer.step()``.
-
-    ``LambdaLR`` *multiplies* the optimizer's learning rate by :func:`noam_lr`, so create the
-    optimizer with ``lr=1.0`` to get eq. 3 exactly (the paper: Adam, β = (0.9, 0.98), ε = 1e-9)::
-
-        optimizer = torch.optim.Adam(model.parameters(), lr=1.0, betas=(0.9, 0.98), eps=1e-9)
-        scheduler = warmup_schedule(optimizer, d_model=512, warmup_steps=4000)
-    """
-    noam_lr(1, d_model, warmup_steps, factor)  # check the arguments now
-    # LambdaLR counts its steps from 0; eq. 3 counts from 1.
-    return LambdaLR(optimizer, lambda s: noam_lr(s + 1, d_model, warmup_steps, factor))
-
-
-def make_schedule(optimizer: torch.optim.Optimizer, name: str, *, warmup_steps: int = 0,
-                  total_steps: int | None = None) -> LambdaLR:
-    """A ``LambdaLR`` that scales the optimizer's learning rate ``lr`` over the steps:
-
-    - ``"constant"``: ``lr`` throughout.
-    - ``"linear_warmup"``: from ``lr / warmup_steps`` up to ``lr`` at ``warmup_steps``, then constant.
-    - ``"noam"``: eq. 3's shape scaled so that its peak, at ``warmup_steps``, is ``lr``;
-      ``lr = (d_model · warmup_steps)^-0.5`` gives the paper's schedule exactly.
-    - ``"cosine"``: linear warm-up, then cosine decay to 0 at ``total_steps``.
-    """
-    if name not in SCHEDULES:
-        raise ValueError(f"unknown schedule={name!r}; expected one of {list(SCHEDULES)}")
-    if not isinstance(warmup_steps, int) or warmup_steps < 0:
-        raise ValueError(f"warmup_steps={warmup_steps!r} must be an int >= 0")
-    w = warmup_steps
-
-    def warmup(step: int) -> float:  # step counted from 1
-        return min(1.0, step / w) if w > 0 else 1.0
-
-    if name == "constant":
-        factor = lambda step: 1.0  # noqa: E731
-    elif name == "linear_warmup":
-        factor = warmup
-    elif name == "noam":
-        if w < 1:
-            raise ValueError(f"schedule='noam' needs warmup_steps >= 1, got {w}")
-        # d_model cancels in the ratio: what is left is min(step / w, sqrt(w / step)).
-        factor = lambda step: noam_lr(step, 1, w) / noam_lr(w, 1, w)  # noqa: E731
-    else:  # cosine
-        if not isinstance(total_steps, int) or total_steps <= w:
-            raise ValueError(f"schedule='cosine' needs total_steps > warmup_steps={w}, got {total_steps!r}")
-
-        def factor(step: int) -> float:
-            if step <= w:
-                return warmup(step)
-            progress = min(1.0, (step - w) / (total_steps - w))
-            return 0.5 * (1.0 + math.cos(math.pi * progress))
-
-    return LambdaLR(optimizer, lambda s: factor(s + 1))
-
+from .batching import Batch, LMBatch, Seq2SeqDataset, to_lm_batch
+from .checks import check_int, check_number
+from .data import TaskStream
+from .schedules import make_schedule
 
 # ----------------------------------------------------------------------------------------------
 # Losses
@@ -128,11 +49,15 @@ def _logits_and_targets(model: nn.Module, batch: Batch | LMBatch) -> tuple[Tenso
     return logits, target
 
 
-def _cross_entropy(logits: Tensor, target: Tensor, pad_id: int, label_smoothing: float = 0.0,
-                   reduction: str = "mean") -> Tensor:
+def _cross_entropy(
+    logits: Tensor, target: Tensor, pad_id: int, label_smoothing: float = 0.0, reduction: str = "mean"
+) -> Tensor:
     return F.cross_entropy(
-        logits.reshape(-1, logits.shape[-1]), target.reshape(-1),
-        ignore_index=pad_id, label_smoothing=label_smoothing, reduction=reduction,
+        logits.reshape(-1, logits.shape[-1]),
+        target.reshape(-1),
+        ignore_index=pad_id,
+        label_smoothing=label_smoothing,
+        reduction=reduction,
     )
 
 
@@ -170,8 +95,13 @@ def lm_loss(model: nn.Module, batch: LMBatch | Batch, label_smoothing: float = 0
 
 
 @torch.no_grad()
-def evaluate(model: nn.Module, data: Seq2SeqDataset | Batch | LMBatch | Iterable[Batch | LMBatch], *,
-             lm: bool = False, batch_size: int = 256) -> dict[str, float]:
+def evaluate(
+    model: nn.Module,
+    data: Seq2SeqDataset | Batch | LMBatch | Iterable[Batch | LMBatch],
+    *,
+    lm: bool = False,
+    batch_size: int = 256,
+) -> dict[str, float]:
     """Teacher-forced metrics on a finite data set (padding ignored):
 
     - ``loss``: mean cross-entropy per target token;
@@ -234,18 +164,6 @@ class History:
         last = f", last loss {self.loss[-1]:.4f}" if self.loss else ""
         return f"History({len(self.step)} steps{last}, {len(self.evals)} evals, {self.seconds:.1f} s)"
 
-    def to_dataframe(self):
-        """The per-step records as a ``pandas.DataFrame`` (pandas is imported only here)."""
-        import pandas as pd
-
-        return pd.DataFrame({"step": self.step, "loss": self.loss, "lr": self.lr, "grad_norm": self.grad_norm})
-
-    def evals_dataframe(self):
-        """The evaluations as a ``pandas.DataFrame``, one row per evaluation."""
-        import pandas as pd
-
-        return pd.DataFrame(self.evals)
-
 
 Data = Union[Seq2SeqDataset, Iterable[Union[Batch, LMBatch]], Callable[[int], Union[Batch, LMBatch]]]
 
@@ -294,20 +212,18 @@ def train(
         ``eval()`` mode.
 
     Batches are moved to the model's device (or to ``device``, where the model is moved first).
-    The model is in ``train()`` mode while training and in ``eval()`` mode when this returns.
-    One progress bar (``tqdm.auto``) shows the loss; ``progress=False`` hides it. With the
-    environment variable ``LIB_PROGRESS=final`` (the book's site build sets it) the bar is not
-    live but printed once, in its final state: one line per run on a static page. If the loss
-    becomes NaN or infinite, training stops with a warning and the history so far is returned.
+    The model is in ``train()`` mode while training (``eval()`` mode while ``eval_fn`` runs) and
+    back in the mode it was in when this returns.
+    One progress bar (``tqdm.auto``) shows the loss; ``progress=False`` hides it. With tqdm's own
+    switch ``TQDM_DISABLE=1`` in the environment (for static output, e.g. a page built from the
+    notebook) there is no live bar, and the bar is printed once, in its final state, on stdout:
+    one line per run. If the loss becomes NaN or infinite, training stops with a warning and the
+    history so far is returned.
     """
-    if not isinstance(steps, int) or isinstance(steps, bool) or steps < 1:
-        raise ValueError(f"steps={steps!r} must be a positive int")
-    if eval_every is None:
-        eval_every = max(1, steps // 10)
-    elif not isinstance(eval_every, int) or eval_every < 1:
-        raise ValueError(f"eval_every={eval_every!r} must be a positive int or None")
-    if clip_grad_norm is not None and clip_grad_norm <= 0:
-        raise ValueError(f"clip_grad_norm={clip_grad_norm!r} must be positive or None")
+    check_int("steps", steps, minimum=1)
+    eval_every = max(1, steps // 10) if eval_every is None else check_int("eval_every", eval_every, minimum=1)
+    if clip_grad_norm is not None:
+        check_number("clip_grad_norm", clip_grad_norm, 0.0, low_open=True)
     if device is not None:
         model.to(device)
     device = _model_device(model)
@@ -327,10 +243,17 @@ def train(
     history = History()
     postfix: dict[str, str] = {}
     start = time.perf_counter()
+    was_training = model.training
     model.train()
-    final_bar_only = progress and os.environ.get("LIB_PROGRESS") == "final"
-    with tqdm(total=steps, desc=desc or "train", disable=not progress or final_bar_only, leave=True,
-              mininterval=0.5, dynamic_ncols=True) as bar:
+    final_bar_only = progress and _tqdm_disabled_by_environment()
+    with tqdm(
+        total=steps,
+        desc=desc or "train",
+        disable=not progress or final_bar_only,
+        leave=True,
+        mininterval=0.5,
+        dynamic_ncols=True,
+    ) as bar:
         for step in range(1, steps + 1):
             batch = next_batch(step).to(device)
             loss = loss_fn(model, batch, **loss_kw)
@@ -353,16 +276,33 @@ def train(
                 metrics = dict(eval_fn(model))
                 model.train()
                 history.evals.append({"step": step, **metrics})
-                postfix.update({("eval_loss" if k == "loss" else k): f"{v:.3f}"
-                                for k, v in metrics.items() if isinstance(v, (int, float))})
+                postfix.update(
+                    {
+                        ("eval_loss" if k == "loss" else k): f"{v:.3f}"
+                        for k, v in metrics.items()
+                        if isinstance(v, (int, float))
+                    }
+                )
             bar.set_postfix(postfix, refresh=False)
             bar.update(1)
     history.seconds = time.perf_counter() - start
     if final_bar_only:
-        print(_text_tqdm.format_meter(len(history.step), steps, history.seconds, prefix=desc or "train",
-                                      postfix=", ".join(f"{k}={v}" for k, v in postfix.items()) or None))
-    model.eval()
+        print(
+            _text_tqdm.format_meter(
+                len(history.step),
+                steps,
+                history.seconds,
+                prefix=desc or "train",
+                postfix=", ".join(f"{k}={v}" for k, v in postfix.items()) or None,
+            )
+        )
+    model.train(was_training)
     return history
+
+
+def _tqdm_disabled_by_environment() -> bool:
+    """``TQDM_DISABLE`` set to a true value (tqdm's notebook bar ignores it, so train reads it itself)."""
+    return os.environ.get("TQDM_DISABLE", "").strip().lower() not in ("", "0", "false", "no", "off")
 
 
 def _model_device(model: nn.Module) -> torch.device:
@@ -375,8 +315,7 @@ def _model_device(model: nn.Module) -> torch.device:
 def _batch_source(data: Data, batch_size: int) -> Callable[[int], Batch | LMBatch]:
     """Turn any accepted form of ``data`` into a function ``step -> batch``."""
     if isinstance(data, Seq2SeqDataset):
-        if not isinstance(batch_size, int) or batch_size < 1:
-            raise ValueError(f"batch_size={batch_size!r} must be a positive int")
+        check_int("batch_size", batch_size, minimum=1)
         epochs = (batch for epoch in count() for batch in data.batches(batch_size, seed=epoch))
         return lambda step: next(epochs)
     if isinstance(data, (Batch, LMBatch)):

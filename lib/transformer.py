@@ -1,5 +1,6 @@
 """The encoder-decoder Transformer (Vaswani et al., 2017), its configuration, and the plumbing it
 shares with :class:`~lib.lm.DecoderOnlyLM` (validation, weight initialisation, embedding path)."""
+
 from __future__ import annotations
 
 import math
@@ -71,8 +72,7 @@ class TransformerConfig:
 
     def __post_init__(self) -> None:
         check_int("d_ff", self.d_ff, minimum=1)
-        validate_model_config(self, {"src_vocab_size": self.src_vocab_size,
-                                     "tgt_vocab_size": self.tgt_vocab_size})
+        validate_model_config(self, {"src_vocab_size": self.src_vocab_size, "tgt_vocab_size": self.tgt_vocab_size})
         check_int("n_encoder_layers", self.n_encoder_layers, minimum=0)
         check_int("n_decoder_layers", self.n_decoder_layers, minimum=0)
         if self.share_embeddings and self.src_vocab_size != self.tgt_vocab_size:
@@ -96,8 +96,9 @@ class TransformerConfig:
         return replace(config, **overrides)
 
 
-def attention_position(position: str, d_head: int, rotary: RotaryEmbedding | None,
-                       max_distance: int) -> RotaryEmbedding | RelativePositionEmbedding | None:
+def attention_position(
+    position: str, d_head: int, rotary: RotaryEmbedding | None, max_distance: int
+) -> RotaryEmbedding | RelativePositionEmbedding | None:
     """What a self-attention layer gets: the shared RoPE, its own Shaw et al. tables, or nothing."""
     if position == "rotary":
         return rotary
@@ -142,7 +143,7 @@ class TokenModel(nn.Module):
                 if module.bias is not None:
                     nn.init.zeros_(module.bias)
         for embedding in embeddings:
-            nn.init.normal_(embedding.weight, std=self.config.d_model ** -0.5)
+            nn.init.normal_(embedding.weight, std=self.config.d_model**-0.5)
 
     def embed_tokens(self, tokens: Tensor, table: nn.Embedding, offset: int = 0) -> Tensor:
         r"""``Dropout(E[tokens] · √d_model + P[offset : offset + T])``, ``[B, T] -> [B, T, d_model]`` (§3.4)."""
@@ -216,8 +217,9 @@ class Transformer(TokenModel):
         self.check_tokens("tgt", tgt, self.config.tgt_vocab_size, offset)
         return self._decode(tgt, memory, tgt_mask, memory_mask, cache)
 
-    def forward(self, src: Tensor, tgt: Tensor, src_mask: Tensor | None = None,
-                tgt_mask: Tensor | None = None) -> Tensor:
+    def forward(
+        self, src: Tensor, tgt: Tensor, src_mask: Tensor | None = None, tgt_mask: Tensor | None = None
+    ) -> Tensor:
         self.check_tokens("src", src, self.config.src_vocab_size)
         self.check_tokens("tgt", tgt, self.config.tgt_vocab_size)
         if src_mask is None:
@@ -234,14 +236,21 @@ class Transformer(TokenModel):
             x = layer(x, src_mask)
         return self.encoder_norm(x)
 
-    def _decode(self, tgt: Tensor, memory: Tensor, tgt_mask: Tensor | None, memory_mask: Tensor | None,
-                cache: list[LayerCache] | None = None) -> Tensor:
+    def _decode(
+        self,
+        tgt: Tensor,
+        memory: Tensor,
+        tgt_mask: Tensor | None,
+        memory_mask: Tensor | None,
+        cache: list[LayerCache] | None = None,
+    ) -> Tensor:
         """:meth:`decode` for checked ``tgt`` (the decoding loops call this at every step)."""
         offset = 0 if cache is None else len(cache[0])
         x = self.embed_tokens(tgt, self.tgt_embed, offset)
         for i, layer in enumerate(self.decoder_layers):
-            x = layer(x, memory, tgt_mask, memory_mask, is_causal=tgt_mask is None,
-                      cache=None if cache is None else cache[i])
+            x = layer(
+                x, memory, tgt_mask, memory_mask, is_causal=tgt_mask is None, cache=None if cache is None else cache[i]
+            )
         return self.out_proj(self.decoder_norm(x))
 
     def new_cache(self) -> list[LayerCache]:

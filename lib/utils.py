@@ -11,6 +11,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from .checks import check_int
+
 # The folder that holds the `lib` package; source paths are shown relative to it ("lib/attention.py").
 _ROOT = Path(__file__).resolve().parent.parent
 
@@ -30,8 +32,7 @@ def seed_everything(seed: int) -> None:
 
     The same seed on the same device then gives the same numbers.
     """
-    if not isinstance(seed, int) or isinstance(seed, bool):
-        raise TypeError(f"seed must be an int, got {seed!r} ({type(seed).__name__})")
+    check_int("seed", seed)
     random.seed(seed)
     np.random.seed(seed % 2**32)  # NumPy only takes seeds in [0, 2**32)
     torch.manual_seed(seed)  # also seeds every CUDA device

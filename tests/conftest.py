@@ -9,6 +9,7 @@ again or reads a build from an earlier run.
 `BOOK_SITE_BUILD=reuse pytest tests/test_browser.py` reads the `_build/html` that is already there
 instead of building (for working on these tests; CI always builds).
 """
+
 from __future__ import annotations
 
 import fcntl
@@ -99,8 +100,7 @@ class SiteBuild:
     def require_success(self) -> None:
         """Fail a test that needs the built site when the build itself failed."""
         if self.returncode != 0:
-            pytest.fail("the site build failed (see test_site.py); last lines of its log:\n"
-                        + self.stdout[-4000:])
+            pytest.fail("the site build failed (see test_site.py); last lines of its log:\n" + self.stdout[-4000:])
 
 
 def _build_site() -> SiteBuild:
@@ -114,7 +114,11 @@ def _build_site() -> SiteBuild:
     start = time.perf_counter()
     proc = subprocess.run(
         [jupyter_book(), "build", str(REPO), "-W", "-n", "--keep-going", "--all"],
-        cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
         timeout=BUILD_TIMEOUT_S,
     )
     return SiteBuild(proc.returncode, proc.stdout, time.perf_counter() - start)
@@ -141,6 +145,14 @@ def site_build() -> SiteBuild:
         if stamp.get("run_id") == _RUN_ID:
             return SiteBuild(stamp["returncode"], stamp["stdout"], stamp["seconds"])
         result = _build_site()
-        _STAMP.write_text(json.dumps({"run_id": _RUN_ID, "returncode": result.returncode,
-                                      "stdout": result.stdout[-20000:], "seconds": result.seconds}))
+        _STAMP.write_text(
+            json.dumps(
+                {
+                    "run_id": _RUN_ID,
+                    "returncode": result.returncode,
+                    "stdout": result.stdout[-20000:],
+                    "seconds": result.seconds,
+                }
+            )
+        )
         return result

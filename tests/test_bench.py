@@ -2,6 +2,7 @@
 
 The book's Performance appendix runs the `--quick` size under nbval; this test only checks the plumbing.
 """
+
 import contextlib
 import io
 import json
@@ -11,8 +12,8 @@ import pytest
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-from lib import EncoderLayer, record_attention
-from lib import bench
+import lib
+from lib import EncoderLayer, bench, record_attention
 
 
 def test_loglog_slope_recovers_a_power_law():
@@ -32,7 +33,7 @@ def test_compare_returns_a_median_per_function():
 
     times = bench.compare({"a": a, "b": b}, repeats=3, min_seconds=0.0)
     assert set(times) == {"a", "b"} and all(t >= 0 for t in times.values())
-    assert calls == {"a": 2 + 3, "b": 2 + 3}       # warm-up, calibration, then one call per repeat
+    assert calls == {"a": 2 + 3, "b": 2 + 3}  # warm-up, calibration, then one call per repeat
 
 
 def test_training_flops_counts_what_the_flop_counter_counts():
@@ -82,7 +83,8 @@ def test_the_tiny_suite_prints_markdown_and_writes_sane_json(tiny_run):
     assert results["matmul"]["peak_flops"] > 0
 
     assert {(r["mask"], r["mode"]) for r in results["attention"]} == {
-        (mask, mode) for mask in ("none", "causal") for mode in ("forward", "forward+backward")}
+        (mask, mode) for mask in ("none", "causal") for mode in ("forward", "forward+backward")
+    }
     for row in results["attention"]:
         assert min(row["explicit_s"], row["fused_s"], row["torch_s"]) > 0
         assert row["fused_over_torch"] == pytest.approx(row["fused_s"] / row["torch_s"])
@@ -108,3 +110,21 @@ def test_the_plot_has_a_time_and_a_memory_panel(tiny_run):
     matplotlib.use("Agg")
     fig = bench.plot_scaling(tiny_run[1])
     assert [ax.get_ylabel() for ax in fig.axes] == ["forward time (ms)", "peak memory (MiB)"]
+
+
+@pytest.mark.parametrize("bias", [True, False])
+def test_torch_twin_computes_what_ours_computes(bias):
+    """Same weights, same (flipped) mask: nn.MultiheadAttention gives our output and our weights."""
+    torch.manual_seed(0)
+    ours = lib.MultiHeadAttention(32, 4, bias=bias).eval()
+    twin = bench.torch_twin(ours).eval()
+    assert isinstance(twin, torch.nn.MultiheadAttention) and twin is not ours
+    x = torch.randn(2, 6, 32)
+    mask = lib.causal_mask(6)
+    out, weights = ours(x, x, x, mask)
+    ref, ref_weights = twin(x, x, x, attn_mask=~mask, average_attn_weights=False)
+    torch.testing.assert_close(out, ref, atol=1e-5, rtol=0)
+    torch.testing.assert_close(weights, ref_weights, atol=1e-6, rtol=0)
+    with torch.no_grad():  # a copy, not shared storage
+        twin.out_proj.weight.zero_()
+    assert ours.out_proj.weight.abs().sum() > 0

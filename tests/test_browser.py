@@ -22,6 +22,7 @@ skipped locally and fails in CI (CI=true). Chromium runs with `--headless --no-s
 --disable-sync` and a fresh `--user-data-dir`: the machines have no internet, and Chromium's own
 background connections would otherwise get in the way.
 """
+
 from __future__ import annotations
 
 import functools
@@ -36,7 +37,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from conftest import HTML, REPO, SiteBuild, skip_or_fail
 
 pytestmark = [pytest.mark.site, pytest.mark.browser]
@@ -44,9 +44,16 @@ pytestmark = [pytest.mark.site, pytest.mark.browser]
 CHROMIUM = ("/usr/bin/chromium", "chromium", "chromium-browser", "google-chrome")
 DRIVER = ("/usr/bin/chromedriver", "chromedriver")
 CHROMIUM_FLAGS = (
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-    "--disable-dev-shm-usage", "--window-size=1280,900",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+    "--window-size=1280,900",
 )
 PAGE_TIMEOUT_S = 60
 CHAPTER = re.compile(r"^book/\d\d_[^/]+$")
@@ -103,8 +110,10 @@ def site_url(site_build: SiteBuild):
 def browser():
     chromium, driver_path = _find(CHROMIUM), _find(DRIVER)
     if chromium is None or driver_path is None:
-        skip_or_fail("no headless browser: install Debian's chromium and chromium-driver "
-                     "(apt-get install -y chromium chromium-driver)")
+        skip_or_fail(
+            "no headless browser: install Debian's chromium and chromium-driver "
+            "(apt-get install -y chromium chromium-driver)"
+        )
     try:
         from selenium import webdriver
         from selenium.webdriver.chrome.service import Service
@@ -204,7 +213,9 @@ def test_chapter_buttons_and_solutions(docname: str, browser, site_url: str) -> 
     _console_errors(browser)  # drained: test_page_renders_cleanly reports the page's own errors
 
     # The Colab link: exactly this chapter's notebook, in the repository _config.yml names.
-    colab = {a.get_attribute("href") for a in browser.find_elements(By.CSS_SELECTOR, "a[href*='colab.research.google.com']")}
+    colab = {
+        a.get_attribute("href") for a in browser.find_elements(By.CSS_SELECTOR, "a[href*='colab.research.google.com']")
+    }
     expected = _expected_colab_url(docname)
     assert colab == {expected}, f"{docname}: Colab link(s) {sorted(colab)}; expected {expected}"
     assert (REPO / f"{docname}.ipynb").is_file(), f"the Colab link points at {docname}.ipynb, which does not exist"
@@ -221,18 +232,26 @@ def test_chapter_buttons_and_solutions(docname: str, browser, site_url: str) -> 
         served = json.loads(response.read().decode("utf-8"))
     source = json.loads((REPO / f"{docname}.ipynb").read_text(encoding="utf-8"))
     assert [c["source"] for c in served["cells"]] == [c["source"] for c in source["cells"]], (
-        f"{docname}: the downloaded notebook is not {docname}.ipynb")
+        f"{docname}: the downloaded notebook is not {docname}.ipynb"
+    )
 
     # Solutions: closed dropdowns whose text shows only after a click on their button.
     solutions = browser.find_elements(By.CSS_SELECTOR, "div.solution")
     for sol in solutions:
-        body = [el for el in sol.find_elements(By.XPATH, "./*") if "admonition-title" not in (el.get_attribute("class") or "")]
+        body = [
+            el
+            for el in sol.find_elements(By.XPATH, "./*")
+            if "admonition-title" not in (el.get_attribute("class") or "")
+        ]
         assert "toggle-hidden" in (sol.get_attribute("class") or ""), f"{docname}: a solution is not a closed dropdown"
         assert body and not any(el.is_displayed() and el.size["height"] > 0 for el in body), (
-            f"{docname}: a closed solution shows its text")
+            f"{docname}: a closed solution shows its text"
+        )
         # The chevron button on the title's right (the title's text is a link to the exercise).
         button = sol.find_element(By.CSS_SELECTOR, ".admonition-title button.toggle-button")
         browser.execute_script("arguments[0].scrollIntoView({block: 'center'});", button)
         button.click()
-        assert "toggle-hidden" not in (sol.get_attribute("class") or ""), f"{docname}: a solution does not open on click"
+        assert "toggle-hidden" not in (sol.get_attribute("class") or ""), (
+            f"{docname}: a solution does not open on click"
+        )
     assert not _console_errors(browser), f"{docname}: console errors while opening the solutions"

@@ -1,4 +1,5 @@
 """`lib.centered_xor_batch`: the per-token task of chapter 2 (attention alone vs attention + feed-forward)."""
+
 from __future__ import annotations
 
 import pytest
@@ -33,10 +34,10 @@ def test_label_is_the_xor_of_the_signs_around_the_sequence_mean() -> None:
 def test_classes_are_balanced_and_the_centre_moves() -> None:
     batch = centered_xor_batch(2000, 16, seed=3, offset_std=2.0)
     assert abs(batch.target.float().mean().item() - 0.5) < 0.02
-    centres = batch.input.mean(dim=1)                                    # [B, 2]
-    assert 1.6 < centres.std(dim=0).min().item() < 2.4                   # ≈ sqrt(2² + 1/16)
+    centres = batch.input.mean(dim=1)  # [B, 2]
+    assert 1.6 < centres.std(dim=0).min().item() < 2.4  # ≈ sqrt(2² + 1/16)
     still = centered_xor_batch(200, 16, seed=3, offset_std=0.0).input.mean(dim=1)
-    assert still.std(dim=0).max().item() < 0.5                            # ≈ 1/4: no offset
+    assert still.std(dim=0).max().item() < 0.5  # ≈ 1/4: no offset
 
 
 def test_same_seed_same_batch_other_seed_other_batch() -> None:
@@ -48,7 +49,7 @@ def test_same_seed_same_batch_other_seed_other_batch() -> None:
 
 def test_works_with_lm_loss_and_evaluate() -> None:
     torch.manual_seed(0)
-    model = nn.Linear(2, 2)                                               # x [B, T, 2] -> logits [B, T, 2]
+    model = nn.Linear(2, 2)  # x [B, T, 2] -> logits [B, T, 2]
     batch = centered_xor_batch(16, 4, seed=0)
     loss = lib.lm_loss(model, batch)
     assert loss.ndim == 0 and torch.isfinite(loss)

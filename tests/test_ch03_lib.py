@@ -1,4 +1,5 @@
 """`MultiHeadAttention(scale=...)`: the factor on q·k before the softmax (chapter 3, scaling)."""
+
 from __future__ import annotations
 
 import math
@@ -49,8 +50,9 @@ def test_custom_scale_explicit_and_fused_paths_agree_with_the_equation(scale: fl
     # with a mask and causally, the fused path still uses the scale
     mask = lib.padding_mask(torch.tensor([[3, 3, 3, 0, 0], [3, 3, 3, 3, 3]]), pad_id=0)
     for kw in ({"mask": mask}, {"is_causal": True}):
-        torch.testing.assert_close(mha(x, x, x, need_weights=False, **kw)[0],
-                                   mha(x, x, x, need_weights=True, **kw)[0], atol=1e-5, rtol=1e-5)
+        torch.testing.assert_close(
+            mha(x, x, x, need_weights=False, **kw)[0], mha(x, x, x, need_weights=True, **kw)[0], atol=1e-5, rtol=1e-5
+        )
 
 
 def test_unscaled_weights_are_sharper_than_scaled() -> None:
@@ -70,8 +72,9 @@ def test_scale_reaches_rotary_and_relative_positions() -> None:
     torch.manual_seed(0)
     rel_default = MultiHeadAttention(D, H, position=RelativePositionEmbedding(D_HEAD, 4)).eval()
     torch.manual_seed(0)
-    rel_same = MultiHeadAttention(D, H, position=RelativePositionEmbedding(D_HEAD, 4),
-                                  scale=1 / math.sqrt(D_HEAD)).eval()
+    rel_same = MultiHeadAttention(
+        D, H, position=RelativePositionEmbedding(D_HEAD, 4), scale=1 / math.sqrt(D_HEAD)
+    ).eval()
     torch.manual_seed(0)
     rel_unscaled = MultiHeadAttention(D, H, position=RelativePositionEmbedding(D_HEAD, 4), scale=1.0).eval()
     torch.testing.assert_close(rel_default(x, x, x)[0], rel_same(x, x, x)[0])

@@ -29,6 +29,7 @@ imports something Colab does not have (and `lib` does not bring) fails here.
 It executes the cheapest chapter only, by default (`BOOK_TEST_ALL_CHAPTERS=1`: all; see
 conftest.chapters_to_execute). Needs git (Colab installs lib with `%pip install git+...`).
 """
+
 from __future__ import annotations
 
 import ast
@@ -42,8 +43,8 @@ from pathlib import Path
 
 import nbformat
 import pytest
-
 from conftest import REPO, chapters_to_execute, skip_or_fail
+
 from tools.common import chapters, first_code_cell, ref_exists, repository
 from tools.student_versions import check_cell_indices, first_exercise_index, student_version
 
@@ -76,8 +77,7 @@ def _run(cmd, **kw) -> subprocess.CompletedProcess:
 
 def _kernel_env(venv: Path) -> dict:
     """The environment of the Colab-like kernel: this venv first on PATH, nothing of the book's."""
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("PYTHONPATH", "VIRTUAL_ENV", "LIB_PROGRESS", "PYTHONHOME")}
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "TQDM_DISABLE", "PYTHONHOME")}
     paths = [p for p in env.get("PATH", "").split(os.pathsep) if not p.startswith(str(Path(sys.prefix)))]
     env["PATH"] = os.pathsep.join([str(venv / "bin"), *paths])
     return env
@@ -97,10 +97,15 @@ def colab(tmp_path_factory) -> dict:
     assert spec.stdout.strip() == "None", "the fresh environment can already import lib"
     kernel_dir = root / "jupyter" / "kernels" / KERNEL
     kernel_dir.mkdir(parents=True)
-    (kernel_dir / "kernel.json").write_text(json.dumps({
-        "argv": [str(python), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-        "display_name": "Colab-like", "language": "python",
-    }))
+    (kernel_dir / "kernel.json").write_text(
+        json.dumps(
+            {
+                "argv": [str(python), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+                "display_name": "Colab-like",
+                "language": "python",
+            }
+        )
+    )
     return {"root": root, "venv": venv, "python": python, "jupyter_path": root / "jupyter"}
 
 
@@ -119,7 +124,10 @@ def _lib_source(root: Path, ref: str) -> tuple[str, str]:
     _run(git + ["add", "-A"], cwd=snap)
     _run(git + ["commit", "-q", "-m", "snapshot of lib"], cwd=snap)
     _run(git + ["tag", ref], cwd=snap)
-    return f"file://localhost{snap}", f"a snapshot of this working tree's lib, tagged {ref} (the tag is not in this clone yet)"
+    return (
+        f"file://localhost{snap}",
+        f"a snapshot of this working tree's lib, tagged {ref} (the tag is not in this clone yet)",
+    )
 
 
 PRELUDE = """\
@@ -160,7 +168,7 @@ def test_chapter_runs_as_in_colab(colab: dict, tmp_path: Path, monkeypatch) -> N
     monkeypatch.setenv("JUPYTER_PATH", str(colab["jupyter_path"]))
     for key, value in _kernel_env(colab["venv"]).items():
         monkeypatch.setenv(key, value)
-    for key in ("PYTHONPATH", "VIRTUAL_ENV", "LIB_PROGRESS", "PYTHONHOME"):
+    for key in ("PYTHONPATH", "VIRTUAL_ENV", "TQDM_DISABLE", "PYTHONHOME"):
         monkeypatch.delenv(key, raising=False)
 
     for chapter in selected:
@@ -186,20 +194,28 @@ def test_chapter_runs_as_in_colab(colab: dict, tmp_path: Path, monkeypatch) -> N
         workdir = tmp_path / chapter.stem
         workdir.mkdir()  # like /content: nothing but the notebook
         nbformat.write(nb, workdir / chapter.name)
-        client = NotebookClient(nb, kernel_name=KERNEL, timeout=600, allow_errors=False,
-                                resources={"metadata": {"path": str(workdir)}})
+        client = NotebookClient(
+            nb, kernel_name=KERNEL, timeout=600, allow_errors=False, resources={"metadata": {"path": str(workdir)}}
+        )
         try:
             client.execute()
         except Exception as exc:  # noqa: BLE001 - show which cell, with lib installed from where
             pip_output = "".join(o.get("text", "") for o in setup.get("outputs", []))
-            pytest.fail(f"{chapter.name} failed in the Colab-like runtime (lib from {where}).\n"
-                        f"The setup cell printed:\n{pip_output[-2000:]}\n{str(exc)[-5000:]}")
+            pytest.fail(
+                f"{chapter.name} failed in the Colab-like runtime (lib from {where}).\n"
+                f"The setup cell printed:\n{pip_output[-2000:]}\n{str(exc)[-5000:]}"
+            )
         report = json.loads(epilogue.outputs[-1]["text"])
         assert report["lib"].startswith(str(colab["venv"])), report
-        passed = [c.source.splitlines()[0] for c in exercise_cells if id(c) in checks
-                  and not any(o.get("output_type") == "error" for o in c.get("outputs", []))]
-        assert not passed, (f"{chapter.name}: check cells pass in the student version, with the stubs "
-                            f"instead of solutions (a check that cannot fail): {passed}")
+        passed = [
+            c.source.splitlines()[0]
+            for c in exercise_cells
+            if id(c) in checks and not any(o.get("output_type") == "error" for o in c.get("outputs", []))
+        ]
+        assert not passed, (
+            f"{chapter.name}: check cells pass in the student version, with the stubs "
+            f"instead of solutions (a check that cannot fail): {passed}"
+        )
         pip_output = "".join(o.get("text", "") for o in setup.get("outputs", []))
         assert "Uninstalling torch" not in pip_output, pip_output
 
@@ -235,10 +251,16 @@ def test_every_chapter_imports_only_what_colab_has(colab: dict) -> None:
     missing = {}
     for chapter in chapters():
         modules = sorted(_imported_modules(nbformat.read(chapter, as_version=4)) - {"lib"})
-        probe = _run([str(colab["python"]), "-c",
-                      "import importlib.util, json, sys; "
-                      "print(json.dumps([m for m in sys.argv[1:] if importlib.util.find_spec(m) is None]))",
-                      *modules], cwd=colab["root"])
+        probe = _run(
+            [
+                str(colab["python"]),
+                "-c",
+                "import importlib.util, json, sys; "
+                "print(json.dumps([m for m in sys.argv[1:] if importlib.util.find_spec(m) is None]))",
+                *modules,
+            ],
+            cwd=colab["root"],
+        )
         if absent := json.loads(probe.stdout):
             missing[chapter.name] = absent
     assert not missing, f"chapters import modules that Colab does not have (and lib does not bring): {missing}"

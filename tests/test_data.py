@@ -1,12 +1,24 @@
 """Toy tasks, vocabularies and batching (lib.data)."""
+
 import datetime
 
 import pytest
 import torch
 
 from lib.data import (
-    BOS_ID, DATE_FORMATS, EOS_ID, PAD_ID, Batch, LMBatch, Seq2SeqDataset, TaskStream, Vocab,
-    collate, format_date, make_task, task_batches, to_lm_batch,
+    BOS_ID,
+    DATE_FORMATS,
+    EOS_ID,
+    PAD_ID,
+    Batch,
+    LMBatch,
+    Seq2SeqDataset,
+    TaskStream,
+    Vocab,
+    collate,
+    format_date,
+    make_task,
+    to_lm_batch,
 )
 
 TASK_NAMES = ["copy", "reverse", "sort", "dates", "recall"]
@@ -147,15 +159,15 @@ def test_batches_cover_the_epoch_deterministically():
 
 
 def test_task_stream_is_fresh_and_reproducible():
-    stream = task_batches("copy", 8, seed=5, max_len=6)
-    assert isinstance(stream, TaskStream) and len(stream.src_vocab) == 13
+    stream = TaskStream("copy", 8, seed=5, max_len=6)
+    assert len(stream.src_vocab) == 13
     a, b = next(stream), next(stream)
     assert isinstance(a, Batch) and a.src.shape[0] == 8 and a.src.shape[1] <= 6
     assert not torch.equal(a.src[:, :3], b.src[:, :3])
-    again = next(task_batches("copy", 8, seed=5, max_len=6))
+    again = next(TaskStream("copy", 8, seed=5, max_len=6))
     assert torch.equal(a.src, again.src)
     with pytest.raises(TypeError, match="bogus"):  # fails at construction, not at next()
-        task_batches("copy", 8, bogus=1)
+        TaskStream("copy", 8, bogus=1)
 
 
 def test_to_lm_batch_concatenates_and_masks_the_source():

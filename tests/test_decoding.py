@@ -1,6 +1,8 @@
 """Incremental decoding and beam search agree with their slow, obvious versions."""
+
 import pytest
 import torch
+from torch import nn
 
 from lib import DecoderOnlyLM, LMConfig, Transformer, TransformerConfig, beam_search, greedy_decode
 
@@ -9,10 +11,21 @@ POSITIONS = ["sinusoidal", "learned", "relative", "rotary", "none"]
 
 def make_models(position, norm_first, seed=0):
     torch.manual_seed(seed)
-    config = TransformerConfig(20, 20, d_model=32, n_heads=4, n_encoder_layers=2, n_decoder_layers=2,
-                               d_ff=64, dropout=0.0, position=position, norm_first=norm_first)
-    return Transformer(config).eval(), DecoderOnlyLM(LMConfig(20, 32, 4, 2, dropout=0.0, position=position,
-                                                              norm_first=norm_first)).eval()
+    config = TransformerConfig(
+        20,
+        20,
+        d_model=32,
+        n_heads=4,
+        n_encoder_layers=2,
+        n_decoder_layers=2,
+        d_ff=64,
+        dropout=0.0,
+        position=position,
+        norm_first=norm_first,
+    )
+    return Transformer(config).eval(), DecoderOnlyLM(
+        LMConfig(20, 32, 4, 2, dropout=0.0, position=position, norm_first=norm_first)
+    ).eval()
 
 
 @pytest.mark.parametrize("norm_first", [False, True])
@@ -22,8 +35,10 @@ def test_cached_decoding_equals_recomputation(position, norm_first):
     src = torch.randint(3, 20, (4, 7))
     src[1, 4:] = 0
     assert torch.equal(greedy_decode(model, src, 10, use_cache=True), greedy_decode(model, src, 10, use_cache=False))
-    assert torch.equal(beam_search(model, src, 10, beam_size=3, use_cache=True),
-                       beam_search(model, src, 10, beam_size=3, use_cache=False))
+    assert torch.equal(
+        beam_search(model, src, 10, beam_size=3, use_cache=True),
+        beam_search(model, src, 10, beam_size=3, use_cache=False),
+    )
     prompt = torch.randint(3, 20, (3, 4))
     assert torch.equal(lm.generate(prompt, 8, use_cache=True), lm.generate(prompt, 8, use_cache=False))
 
@@ -63,16 +78,92 @@ def test_beam_search_finds_a_sequence_at_least_as_likely_as_greedy():
     assert (log_prob(beam) >= log_prob(greedy) - 1e-5).all()
 
 
-def test_generation_stops_and_pads_after_eos():
+class ScriptedHead(nn.Module):
+    """Stands in for a model's output projection: logits follow a script, whatever the input.
+
+    At decoding step ``s`` (one call per step), every position prefers token ``FILLER``, except the
+    rows of source ``b`` (``row // beams``) with ``s >= stops[b]``, which prefer ``<eos>`` (so that
+    every beam of a source finishes one step after its best one does, at the latest).
+    """
+
+    FILLER, EOS = 5, 2
+
+    def __init__(self, vocab_size, stops, beams=1, logits=None):
+        super().__init__()
+        self.vocab_size, self.stops, self.beams, self.calls = vocab_size, stops, beams, 0
+        self.logits = logits
+
+    def forward(self, x):
+        step, self.calls = self.calls, self.calls + 1
+        N, T = x.shape[:2]
+        if self.logits is not None:
+            return self.logits.expand(N, T, -1).clone()
+        logits = torch.zeros(N, T, self.vocab_size)
+        logits[..., self.FILLER] = 10.0
+        for row in range(N):
+            if step >= self.stops[row // self.beams]:
+                logits[row, :, self.EOS] = 30.0
+        return logits
+
+
+STOPS = [0, 3, 1]
+
+
+def expected_rows(prefix_len=0):
+    """Row b: FILLER STOPS[b] times, then <eos>, then padding up to the longest row."""
+    width = max(STOPS) + 1
+    return [[ScriptedHead.FILLER] * s + [ScriptedHead.EOS] + [0] * (width - s - 1) for s in STOPS]
+
+
+@pytest.mark.parametrize("use_cache", [True, False])
+@pytest.mark.parametrize("decode", ["greedy", "beam"])
+def test_seq2seq_decoding_stops_at_eos(decode, use_cache):
     model, _ = make_models("sinusoidal", False)
-    src = torch.randint(3, 20, (3, 5))
-    with torch.no_grad():
-        model.out_proj.weight.zero_()
-        model.out_proj.weight[2, 0] = 1.0   # <eos> wins wherever feature 0 of the output is positive
-    out = greedy_decode(model, src, 6)
-    for row in out.tolist():
-        if 2 in row:
-            assert all(t == 0 for t in row[row.index(2) + 1:])
+    src = torch.randint(3, 20, (len(STOPS), 5))
+    beams = 3 if decode == "beam" else 1
+    model.out_proj = ScriptedHead(20, STOPS, beams)
+    if decode == "greedy":
+        out = greedy_decode(model, src, 10, use_cache=use_cache)
+    else:
+        out = beam_search(model, src, 10, beam_size=beams, use_cache=use_cache)
+    assert out.tolist() == expected_rows()  # stopped after max(STOPS) + 1 of 10 steps
+    assert model.out_proj.calls == max(STOPS) + 1
+
+
+@pytest.mark.parametrize("use_cache", [True, False])
+def test_lm_generate_stops_at_eos(use_cache):
+    lm = DecoderOnlyLM(LMConfig(20, 32, 4, 2, dropout=0.0, tie_output=False)).eval()
+    lm.out_proj = ScriptedHead(20, STOPS)
+    prompt = torch.randint(3, 20, (len(STOPS), 4))
+    out = lm.generate(prompt, 10, eos_id=2, use_cache=use_cache)
+    assert torch.equal(out[:, :4], prompt)
+    assert out[:, 4:].tolist() == expected_rows()
+    lm.out_proj = ScriptedHead(20, STOPS, beams=2)
+    out = beam_search(lm, prompt, 10, beam_size=2, eos_id=2, use_cache=use_cache)
+    assert out[:, 4:].tolist() == expected_rows()
+
+
+def test_top_k_sampling_never_leaves_the_top_k():
+    lm = DecoderOnlyLM(LMConfig(20, 32, 4, 2, dropout=0.0, tie_output=False)).eval()
+    logits = torch.zeros(20)
+    logits[[4, 9, 13]] = torch.tensor([1.0, 0.9, 0.8])  # the top 3, barely above the other 17
+    lm.out_proj = ScriptedHead(20, [], logits=logits)
+    prompt = torch.randint(3, 20, (64, 2))
+    torch.manual_seed(0)
+    sampled = lm.generate(prompt, 8, temperature=1.0, top_k=3)[:, 2:]
+    assert set(sampled.unique().tolist()) == {4, 9, 13}
+    torch.manual_seed(0)
+    unrestricted = lm.generate(prompt, 8, temperature=1.0)[:, 2:]
+    assert not set(unrestricted.unique().tolist()) <= {4, 9, 13}  # without top_k it does leave
+
+
+@pytest.mark.parametrize("position", ["learned", "rotary"])
+def test_top_1_sampling_is_greedy(position):
+    model, lm = make_models(position, True, seed=2)
+    prompt = torch.randint(3, 20, (4, 3))
+    torch.manual_seed(0)
+    assert torch.equal(lm.generate(prompt, 8, temperature=1.0, top_k=1), lm.generate(prompt, 8))
+    assert torch.equal(lm.generate(prompt, 8, temperature=0.5, top_k=1), lm.generate(prompt, 8))
 
 
 def test_sampling_is_reproducible_by_seed():

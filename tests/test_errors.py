@@ -1,4 +1,5 @@
 """Bad input gets a clear ValueError/TypeError naming the argument, what came and what was expected."""
+
 import pytest
 import torch
 
@@ -20,8 +21,16 @@ from lib import (
 
 
 def small(**kw):
-    args = dict(src_vocab_size=10, tgt_vocab_size=10, d_model=16, n_heads=2, n_encoder_layers=1,
-                n_decoder_layers=1, d_ff=32, max_len=12)
+    args = dict(
+        src_vocab_size=10,
+        tgt_vocab_size=10,
+        d_model=16,
+        n_heads=2,
+        n_encoder_layers=1,
+        n_decoder_layers=1,
+        d_ff=32,
+        max_len=12,
+    )
     args.update(kw)
     return TransformerConfig(**args)
 
@@ -40,7 +49,9 @@ def test_d_model_not_divisible_by_heads():
 def test_mask_that_does_not_broadcast():
     mha = MultiHeadAttention(16, 4)
     x = torch.randn(2, 5, 16)
-    with pytest.raises(ValueError, match=r"mask of shape \(2, 7\) does not broadcast to \(B, H, T_q, T_k\) = \(2, 4, 5, 5\)"):
+    with pytest.raises(
+        ValueError, match=r"mask of shape \(2, 7\) does not broadcast to \(B, H, T_q, T_k\) = \(2, 4, 5, 5\)"
+    ):
         mha(x, x, x, torch.ones(2, 7, dtype=torch.bool))
     with pytest.raises(ValueError, match=r"mask of shape"):
         scaled_dot_product_attention(x, x, x, torch.ones(3, 5, 5, dtype=torch.bool))
@@ -54,7 +65,9 @@ def test_non_boolean_mask():
 
 
 def test_share_embeddings_needs_equal_vocabularies():
-    with pytest.raises(ValueError, match=r"share_embeddings=True needs src_vocab_size == tgt_vocab_size, got 10 and 12"):
+    with pytest.raises(
+        ValueError, match=r"share_embeddings=True needs src_vocab_size == tgt_vocab_size, got 10 and 12"
+    ):
         small(tgt_vocab_size=12, share_embeddings=True)
 
 
@@ -80,7 +93,7 @@ def test_max_len_limits_only_learned_positions():
         DecoderOnlyLM(LMConfig(10, 16, 2, 1, max_len=12))(long)
     with pytest.raises(ValueError, match=r"longer than max_len=8"):
         LearnedPositionalEmbedding(8, 16)(torch.randn(1, 9, 16))
-    for position in ("sinusoidal", "rotary", "relative", "none"):     # no length limit
+    for position in ("sinusoidal", "rotary", "relative", "none"):  # no length limit
         assert Transformer(small(position=position))(long, long).shape == (1, 13, 10)
         lm = DecoderOnlyLM(LMConfig(10, 16, 2, 1, max_len=12, position=position))
         assert lm(long).shape == (1, 13, 10)
@@ -135,7 +148,7 @@ def test_presets_match_table_3():
     base, big = TransformerConfig.base(), TransformerConfig.big()
     assert (base.d_model, base.n_heads, base.d_ff, base.n_encoder_layers, base.dropout) == (512, 8, 2048, 6, 0.1)
     assert (big.d_model, big.n_heads, big.d_ff, big.n_encoder_layers, big.dropout) == (1024, 16, 4096, 6, 0.3)
-    with torch.device("meta"):   # count without allocating
+    with torch.device("meta"):  # count without allocating
         n_base, n_big = Transformer(base).num_parameters(), Transformer(big).num_parameters()
     # Table 3 of Vaswani et al. (2017): 65M and 213M, with a shared 37k-token vocabulary.
     assert 60e6 < n_base < 66e6 and 210e6 < n_big < 218e6

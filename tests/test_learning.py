@@ -1,5 +1,4 @@
 """The models really learn, on the CPU, in seconds; and the same seed gives the same numbers."""
-import torch
 
 import lib
 from lib import Seq2SeqRNN, TaskStream, Transformer, TransformerConfig, evaluate, greedy_decode, make_task, train
@@ -9,8 +8,9 @@ def reverse_run(seed: int, steps: int = 250):
     lib.seed_everything(seed)
     stream = TaskStream("reverse", 64, seed=seed, min_len=8, max_len=8)
     V = len(stream.src_vocab)
-    config = TransformerConfig(V, V, d_model=64, n_heads=4, n_encoder_layers=2, n_decoder_layers=2,
-                               d_ff=128, dropout=0.0, max_len=32)
+    config = TransformerConfig(
+        V, V, d_model=64, n_heads=4, n_encoder_layers=2, n_decoder_layers=2, d_ff=128, dropout=0.0, max_len=32
+    )
     model = Transformer(config)
     history = train(model, stream, steps=steps, lr=1e-3, progress=False)
     return model, history

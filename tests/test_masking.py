@@ -1,4 +1,5 @@
 """Masks do what they promise: no peeking ahead, no attending to padding, never NaN."""
+
 import pytest
 import torch
 
@@ -17,8 +18,19 @@ POSITIONS = ["sinusoidal", "learned", "relative", "rotary", "none"]
 
 
 def small_config(position="sinusoidal", norm_first=False, **kw):
-    return TransformerConfig(16, 16, d_model=32, n_heads=4, n_encoder_layers=2, n_decoder_layers=2,
-                             d_ff=64, dropout=0.0, position=position, norm_first=norm_first, **kw)
+    return TransformerConfig(
+        16,
+        16,
+        d_model=32,
+        n_heads=4,
+        n_encoder_layers=2,
+        n_decoder_layers=2,
+        d_ff=64,
+        dropout=0.0,
+        position=position,
+        norm_first=norm_first,
+        **kw,
+    )
 
 
 def test_mask_helpers():
@@ -43,7 +55,7 @@ def test_future_tokens_never_change_earlier_outputs(position):
         c, d = lm(tgt), lm(changed)
     torch.testing.assert_close(a[:, :5], b[:, :5], atol=1e-5, rtol=0)
     torch.testing.assert_close(c[:, :5], d[:, :5], atol=1e-5, rtol=0)
-    assert not torch.allclose(a[:, 5:], b[:, 5:])          # the later outputs do see them
+    assert not torch.allclose(a[:, 5:], b[:, 5:])  # the later outputs do see them
 
 
 @pytest.mark.parametrize("position", POSITIONS)
@@ -64,11 +76,11 @@ def test_fully_masked_rows_give_zeros_and_finite_gradients(need_weights):
     mha = MultiHeadAttention(16, 2)
     x = torch.randn(2, 4, 16, requires_grad=True)
     mask = torch.ones(2, 1, 4, 4, dtype=torch.bool)
-    mask[0, :, 1] = False                      # query 1 of example 0 may attend to nothing
+    mask[0, :, 1] = False  # query 1 of example 0 may attend to nothing
     out, weights = mha(x, x, x, mask, need_weights=need_weights)
     out.sum().backward()
     assert torch.isfinite(out).all() and torch.isfinite(x.grad).all()
-    expected_row = mha.out_proj.bias          # zero attention output, then W^O and its bias
+    expected_row = mha.out_proj.bias  # zero attention output, then W^O and its bias
     torch.testing.assert_close(out[0, 1], expected_row.detach(), atol=1e-6, rtol=0)
     if need_weights:
         assert (weights[0, :, 1] == 0).all()

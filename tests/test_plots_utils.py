@@ -1,4 +1,5 @@
 """Plots (lib.plots) and helpers (lib.utils)."""
+
 import random
 
 import matplotlib
@@ -14,7 +15,8 @@ from matplotlib.figure import Figure  # noqa: E402
 
 from lib.data import Vocab  # noqa: E402
 from lib.plots import plot_attention, plot_attention_grid, plot_history  # noqa: E402
-from lib.train import History, noam_lr  # noqa: E402
+from lib.schedules import noam_lr  # noqa: E402
+from lib.train import History  # noqa: E402
 from lib.utils import Source, default_device, seed_everything, show_source  # noqa: E402
 
 
@@ -45,16 +47,16 @@ def test_show_source_of_a_function():
     src = show_source(noam_lr)
     assert isinstance(src, Source)
     html = src._repr_html_()
-    assert "noam_lr" in html and "lib/train.py" in html and "style=" in html
+    assert "noam_lr" in html and "lib/schedules.py" in html and "style=" in html
     assert "eq. 3" in src.code  # the docstring is kept
     assert src._repr_markdown_().count("```") == 2
-    assert repr(src).startswith("# lib.train.noam_lr")
+    assert repr(src).startswith("# lib.schedules.noam_lr")
 
 
 def test_show_source_of_a_method_and_an_excerpt():
     src = show_source(Vocab.encode)
     assert src.code.startswith("def encode")  # dedented
-    assert src.name == "lib.data.Vocab.encode"
+    assert src.name == "lib.batching.Vocab.encode"
     excerpt = show_source(Vocab.decode, start="for i in ids", end="return")
     assert excerpt.code.startswith("for i in ids") and excerpt.code.endswith("return tokens")
     assert excerpt.first_line > src.first_line

@@ -1,5 +1,6 @@
-"""lib.train's progress bar on a static page: with LIB_PROGRESS=final (which the site build sets,
-tools/book_ext.py) it is printed once, in its final state, as one line on stdout."""
+"""lib.train's progress bar on a static page: with tqdm's switch TQDM_DISABLE=1 (which the site build
+sets, tools/book_ext.py) it is printed once, in its final state, as one line on stdout."""
+
 from __future__ import annotations
 
 import re
@@ -15,7 +16,7 @@ def _tiny_run(**kw):
 
 
 def test_final_mode_prints_one_line_in_its_final_state(monkeypatch, capsys) -> None:
-    monkeypatch.setenv("LIB_PROGRESS", "final")
+    monkeypatch.setenv("TQDM_DISABLE", "1")
     _tiny_run(desc="tiny")
     out, err = capsys.readouterr()
     assert err == "", f"nothing goes to stderr in final mode, got {err!r}"
@@ -26,7 +27,7 @@ def test_final_mode_prints_one_line_in_its_final_state(monkeypatch, capsys) -> N
 
 
 def test_final_mode_respects_progress_false(monkeypatch, capsys) -> None:
-    monkeypatch.setenv("LIB_PROGRESS", "final")
+    monkeypatch.setenv("TQDM_DISABLE", "1")
     _tiny_run(progress=False)
     out, err = capsys.readouterr()
     assert out == "" and err == ""

@@ -1,4 +1,5 @@
 """Unit tests of lib/rnn.py: the LSTM encoder-decoder of the RNN chapter, and additive attention."""
+
 import pytest
 import torch
 
@@ -34,12 +35,12 @@ def test_padding_is_handled_by_the_encoder(attention):
     model = Seq2SeqRNN(V, D, attention=attention).eval()
     src, tgt_in = tokens(2, 5), tokens(2, 4, seed=1)
     src_short = src.clone()
-    src_short[0, 3:] = 0                                   # row 0 has 3 real tokens, row 1 has 5
+    src_short[0, 3:] = 0  # row 0 has 3 real tokens, row 1 has 5
     padded = torch.cat([src_short, torch.zeros(2, 4, dtype=torch.long)], dim=1)
     out_short, out_padded = model(src_short, tgt_in), model(padded, tgt_in)
     torch.testing.assert_close(out_padded, out_short, atol=1e-6, rtol=1e-5)
     if attention is not None:
-        weights = model.last_attention                      # of the padded call
+        weights = model.last_attention  # of the padded call
         assert torch.all(weights[0, :, 3:] == 0) and torch.all(weights[1, :, 5:] == 0)
     # The final encoder state is the one after the last real token.
     states, (h, _) = model.encode(padded)
@@ -53,7 +54,7 @@ def test_fully_padded_source_is_never_nan(attention):
     lib.seed_everything(0)
     model = Seq2SeqRNN(V, D, attention=attention)
     src = tokens(2, 4)
-    src[1] = 0                                             # nothing to attend to
+    src[1] = 0  # nothing to attend to
     logits = model(src, tokens(2, 3, seed=1))
     logits.sum().backward()
     assert torch.isfinite(logits).all()
@@ -78,7 +79,7 @@ def test_additive_attention_weights_sum_to_one_over_non_pad_keys():
     lib.seed_everything(0)
     attn = AdditiveAttention(D, 8, d_attn=12)
     q, k, v = torch.randn(2, 3, D), torch.randn(2, 5, 8), torch.randn(2, 5, 6)
-    mask = torch.tensor([[True] * 5, [True, True, False, True, False]])[:, None]   # [B, 1, S]
+    mask = torch.tensor([[True] * 5, [True, True, False, True, False]])[:, None]  # [B, 1, S]
     context, weights = attn(q, k, v, mask)
     assert weights.shape == (2, 3, 5) and context.shape == (2, 3, 6)
     torch.testing.assert_close(weights.sum(-1), torch.ones(2, 3))
@@ -137,7 +138,7 @@ def scripted(model: Seq2SeqRNN, script: list[list[int]]) -> Seq2SeqRNN:
 
 
 def test_generate_stops_at_eos_and_pads_after_it():
-    model = scripted(Seq2SeqRNN(V, D), [[2, 5], [7, 6], [8, 2], [9, 9]])   # <eos> = 2
+    model = scripted(Seq2SeqRNN(V, D), [[2, 5], [7, 6], [8, 2], [9, 9]])  # <eos> = 2
     out = model.generate(tokens(2, 4), max_new_tokens=10)
     # row 0 ends at step 1, row 1 at step 3; decoding stops there although max_len = 10
     assert out.tolist() == [[2, 0, 0], [5, 6, 2]]
@@ -149,8 +150,8 @@ def test_generate_without_eos_runs_to_max_len():
     with torch.no_grad():
         model.out_proj.weight.zero_()
         model.out_proj.bias.fill_(-10.0)
-        model.out_proj.bias[4] = 10.0                      # always token 4, never <eos>
+        model.out_proj.bias[4] = 10.0  # always token 4, never <eos>
     model.train()
     out = model.generate(tokens(3, 5), max_new_tokens=6)
     assert out.shape == (3, 6) and torch.all(out == 4)
-    assert model.training                                   # the mode is restored
+    assert model.training  # the mode is restored

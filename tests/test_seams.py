@@ -1,5 +1,6 @@
 """The switches chapters 4–8 build on: MultiHeadAttention.kernel and .head_mask, layer options,
 LMConfig, and an import without side effects."""
+
 import subprocess
 import sys
 
@@ -36,8 +37,12 @@ def set_kernel(model, kernel):
 def test_a_kernel_replaces_the_attention_computation(masking, need_weights):
     torch.manual_seed(0)
     mha, x = MultiHeadAttention(32, 4).eval(), torch.randn(2, 6, 32)
-    mask = {"none": None, "padding": padding_mask(torch.tensor([[1, 2, 3, 4, 5, 6], [1, 2, 3, 0, 0, 0]]), 0),
-            "causal": causal_mask(6), "is_causal": None}[masking]
+    mask = {
+        "none": None,
+        "padding": padding_mask(torch.tensor([[1, 2, 3, 4, 5, 6], [1, 2, 3, 0, 0, 0]]), 0),
+        "causal": causal_mask(6),
+        "is_causal": None,
+    }[masking]
     is_causal = masking == "is_causal"
     expected, _ = mha(x, x, x, mask, need_weights=need_weights, is_causal=is_causal)
     calls = []
@@ -50,15 +55,16 @@ def test_a_kernel_replaces_the_attention_computation(masking, need_weights):
     out, weights = mha(x, x, x, mask, need_weights=need_weights, is_causal=is_causal)
     assert len(calls) == 1 and weights is None
     q, k, v, passed_mask, passed_causal, scale = calls[0]
-    assert q.shape == k.shape == v.shape == (2, 4, 6, 8) and scale == pytest.approx(8 ** -0.5)
+    assert q.shape == k.shape == v.shape == (2, 4, 6, 8) and scale == pytest.approx(8**-0.5)
     assert passed_causal == (masking in ("causal", "is_causal")) and (passed_mask is None) == (masking != "padding")
     torch.testing.assert_close(out, expected, atol=1e-5, rtol=0)
 
 
 def test_a_kernel_in_every_layer_of_a_model_with_a_cache_gives_the_same_tokens():
     torch.manual_seed(0)
-    config = TransformerConfig(20, 20, d_model=32, n_heads=4, n_encoder_layers=2, n_decoder_layers=2,
-                               d_ff=64, dropout=0.0, position="rotary")
+    config = TransformerConfig(
+        20, 20, d_model=32, n_heads=4, n_encoder_layers=2, n_decoder_layers=2, d_ff=64, dropout=0.0, position="rotary"
+    )
     model = Transformer(config).eval()
     src = torch.randint(3, 20, (3, 7))
     from lib import greedy_decode
@@ -91,7 +97,7 @@ def test_head_mask_keeps_only_the_heads_it_keeps():
         q = x @ mha.q_proj.weight[cols].T + mha.q_proj.bias[cols]
         k = x @ mha.k_proj.weight[cols].T + mha.k_proj.bias[cols]
         v = x @ mha.v_proj.weight[cols].T + mha.v_proj.bias[cols]
-        head = torch.softmax(q @ k.transpose(-2, -1) / d_head ** 0.5, dim=-1) @ v
+        head = torch.softmax(q @ k.transpose(-2, -1) / d_head**0.5, dim=-1) @ v
         expected = head @ mha.out_proj.weight[:, cols].T + mha.out_proj.bias
         torch.testing.assert_close(out, expected, atol=1e-5, rtol=0)
     mha.head_mask = torch.ones(H)
@@ -114,8 +120,18 @@ def test_a_bad_head_mask_is_a_clear_error():
 def test_layer_options_reach_the_modules(layer_type):
     layer = layer_type(16, 2, 32, activation="gelu", layer_norm_eps=1e-6)
     assert layer.ff.activation is F.gelu and layer.norm1.eps == 1e-6 and layer.norm2.eps == 1e-6
-    config = TransformerConfig(10, 10, d_model=16, n_heads=2, n_encoder_layers=1, n_decoder_layers=1, d_ff=32,
-                               activation="gelu", layer_norm_eps=1e-6, norm_first=True)
+    config = TransformerConfig(
+        10,
+        10,
+        d_model=16,
+        n_heads=2,
+        n_encoder_layers=1,
+        n_decoder_layers=1,
+        d_ff=32,
+        activation="gelu",
+        layer_norm_eps=1e-6,
+        norm_first=True,
+    )
     model = Transformer(config)
     norms = [m for m in model.modules() if isinstance(m, torch.nn.LayerNorm)]
     assert len(norms) == 7 and all(n.eps == 1e-6 for n in norms)
@@ -135,7 +151,9 @@ def test_lm_config_is_validated_once_and_required():
 
 
 def test_import_lib_leaves_matplotlib_alone():
-    code = ("import matplotlib as m; before = dict(m.rcParams); import lib; "
-            "after = dict(m.rcParams); print(before == after)")
+    code = (
+        "import matplotlib as m; before = dict(m.rcParams); import lib; "
+        "after = dict(m.rcParams); print(before == after)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "True"

@@ -4,6 +4,7 @@
 The setup cell (CONTRIBUTING.md) installs, in Colab only, `cs224n-transformers-lib @
 git+<repository.url>@<repository.lib_ref>`: a pinned tag or commit, never a branch.
 """
+
 from __future__ import annotations
 
 import json
@@ -12,12 +13,18 @@ from pathlib import Path
 
 import nbformat
 import pytest
-
 from conftest import REPO
+
 from tools import retarget
 from tools.common import (
-    SETUP_TAG, branch_problem, chapters, distribution_name, expected_setup_source, first_code_cell,
-    repository, setup_source,
+    SETUP_TAG,
+    branch_problem,
+    chapters,
+    distribution_name,
+    expected_setup_source,
+    first_code_cell,
+    repository,
+    setup_source,
 )
 
 CHAPTERS = chapters()
@@ -38,7 +45,8 @@ def test_setup_cell_matches_config(chapter: Path) -> None:
     expected = expected_setup_source()
     assert cell.source.rstrip() == expected, (
         f"{chapter.name}: the first code cell must be exactly (run `python tools/retarget.py`):\n"
-        f"{expected}\n--- found ---\n{cell.source}")
+        f"{expected}\n--- found ---\n{cell.source}"
+    )
     assert SETUP_TAG in cell.metadata.get("tags", []), f"{chapter.name}: the setup cell needs the tag {SETUP_TAG!r}"
 
 
@@ -50,12 +58,14 @@ def _synthetic_chapter() -> nbformat.NotebookNode:
     url, ref = repository()
     setup = nbformat.v4.new_code_cell(setup_source(url, ref, distribution_name()))
     setup.metadata["tags"] = [SETUP_TAG]
-    return nbformat.v4.new_notebook(cells=[
-        nbformat.v4.new_markdown_cell("# 99. A chapter\n\nText."),
-        setup,
-        nbformat.v4.new_code_cell("import torch\nimport lib"),
-        nbformat.v4.new_markdown_cell("## More\n\n$$x$$"),
-    ])
+    return nbformat.v4.new_notebook(
+        cells=[
+            nbformat.v4.new_markdown_cell("# 99. A chapter\n\nText."),
+            setup,
+            nbformat.v4.new_code_cell("import torch\nimport lib"),
+            nbformat.v4.new_markdown_cell("## More\n\n$$x$$"),
+        ]
+    )
 
 
 @pytest.fixture
@@ -85,9 +95,13 @@ def test_retarget_moves_the_whole_book_and_back(book_copy: Path) -> None:
     assert retarget.main(root + ["--repo", fork + ".git", "--ref", tag]) == 0
     assert repository(book_copy) == (fork, tag)
     assert retarget.check(book_copy) == []
-    assert fork in (book_copy / "pyproject.toml").read_text() and old_url not in (book_copy / "pyproject.toml").read_text()
+    assert (
+        fork in (book_copy / "pyproject.toml").read_text() and old_url not in (book_copy / "pyproject.toml").read_text()
+    )
     config = (book_copy / "_config.yml").read_text()
-    assert config.count("\n") == before[book_copy / "_config.yml"].decode().count("\n"), "retarget changed the layout of _config.yml"
+    assert config.count("\n") == before[book_copy / "_config.yml"].decode().count("\n"), (
+        "retarget changed the layout of _config.yml"
+    )
     for p in notebooks:
         after = _cells(p)
         i = first_code_cell(nbformat.read(p, as_version=4))
@@ -114,7 +128,7 @@ def test_check_catches_a_hand_edited_cell(book_copy: Path) -> None:
     nb = nbformat.read(path, as_version=4)
     i = first_code_cell(nb)
     _, ref = repository(book_copy)
-    nb.cells[i].source = nb.cells[i].source.replace(f"@{ref}\"", '@main"')
+    nb.cells[i].source = nb.cells[i].source.replace(f'@{ref}"', '@main"')
     nbformat.write(nb, path)
     problems = retarget.check(book_copy)
     assert len(problems) == 1 and problems[0].startswith("book/99_synthetic.ipynb"), problems

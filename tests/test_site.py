@@ -11,15 +11,13 @@ Deselect with `pytest -m "not site"`.
 from __future__ import annotations
 
 import pytest
-
 from conftest import HTML, SiteBuild  # the build itself is conftest.py's session fixture `site_build`
 
 
 @pytest.mark.site
 def test_site_builds_without_warnings(site_build: SiteBuild) -> None:
     assert site_build.returncode == 0, (
-        "jupyter-book build -W -n --keep-going --all failed; last lines of its log:\n"
-        + site_build.stdout[-8000:]
+        "jupyter-book build -W -n --keep-going --all failed; last lines of its log:\n" + site_build.stdout[-8000:]
     )
     assert (HTML / "index.html").is_file()
     assert (HTML / "book" / "intro.html").is_file()

@@ -8,6 +8,7 @@
 - the intro's chapter table and the instructors' page show each chapter's run time as this build
   measured it (`_build/html/_static/chapter-runtimes.json`), not a number typed by hand.
 """
+
 from __future__ import annotations
 
 import json
@@ -18,8 +19,8 @@ from pathlib import Path
 import nbformat
 import pytest
 import yaml
-
 from conftest import EXECUTED, HTML, REPO, SiteBuild
+
 from tools.book_ext import NO_CHAPTER, RUNTIMES_JSON, format_seconds
 from tools.common import chapters
 
@@ -128,8 +129,11 @@ def _toc_files() -> set[str]:
 
 
 def test_every_chapter_is_a_page_of_the_book() -> None:
-    missing = [p.relative_to(REPO).as_posix() for p in CHAPTERS
-               if p.relative_to(REPO).with_suffix("").as_posix() not in _toc_files()]
+    missing = [
+        p.relative_to(REPO).as_posix()
+        for p in CHAPTERS
+        if p.relative_to(REPO).with_suffix("").as_posix() not in _toc_files()
+    ]
     assert not missing, f"chapter notebooks not listed in _toc.yml (so not on the site): {missing}"
 
 
@@ -145,15 +149,16 @@ def test_every_figure_is_on_the_page(chapter: Path, built) -> None:
     executed = nbformat.read(EXECUTED / f"{docname}.ipynb", as_version=4)
     figures = sum(
         1
-        for cell in executed.cells if cell.cell_type == "code"
-        and not REMOVED & set(cell.metadata.get("tags", []))
+        for cell in executed.cells
+        if cell.cell_type == "code" and not REMOVED & set(cell.metadata.get("tags", []))
         for out in cell.get("outputs", [])
         if out.get("output_type") in ("display_data", "execute_result")
         and any(m in out.get("data", {}) for m in IMAGE_MIMES)
     )
     page = _page(docname)
     assert len(page.output_images) == figures, (
-        f"{docname}: the notebook made {figures} figure(s); the page shows {len(page.output_images)}")
+        f"{docname}: the notebook made {figures} figure(s); the page shows {len(page.output_images)}"
+    )
     for src in page.output_images:
         assert (HTML / "book" / src).resolve().is_file(), f"{docname}: figure file {src} is missing"
 
@@ -164,7 +169,9 @@ def test_exercises_are_numbered_with_solutions_in_dropdowns(chapter: Path, built
     page = _page(docname)
     assert page.exercises, f"{docname}: no exercises on the page (CONTRIBUTING: at least three)"
     numbers = [e["number"] for e in page.exercises]
-    assert all(n and re.fullmatch(r"Exercise \d+(\.\d+)*", n) for n in numbers), f"{docname}: unnumbered exercises: {numbers}"
+    assert all(n and re.fullmatch(r"Exercise \d+(\.\d+)*", n) for n in numbers), (
+        f"{docname}: unnumbered exercises: {numbers}"
+    )
     assert len(set(numbers)) == len(numbers), f"{docname}: exercise numbers repeat: {numbers}"
     for sol in page.solutions:
         assert "dropdown" in sol["classes"], f"{docname}: solution {sol['id']} is not a dropdown (:class: dropdown)"
@@ -178,8 +185,10 @@ def test_progress_bars_are_one_clean_line_per_run(chapter: Path, built) -> None:
     docname = f"book/{chapter.stem}"
     page = _page(docname)
     widgets = [t for t in page.scripts if "jupyter.widget" in t]
-    assert not widgets, (f"{docname}: the page embeds {len(widgets)} Jupyter widget(s), which a static page "
-                         "cannot render (a tqdm bar outside lib.train?)")
+    assert not widgets, (
+        f"{docname}: the page embeds {len(widgets)} Jupyter widget(s), which a static page "
+        "cannot render (a tqdm bar outside lib.train?)"
+    )
     for text in page.output_texts:
         bars = [m for m in map(BAR.match, text.splitlines()) if m]
         for m in bars:
@@ -187,7 +196,8 @@ def test_progress_bars_are_one_clean_line_per_run(chapter: Path, built) -> None:
         for a, b in zip(bars, bars[1:]):  # a live bar's refreshes: the same bar again, further on
             same_bar = (a["prefix"], a["total"]) == (b["prefix"], b["total"])
             assert not (same_bar and int(a["n"]) < int(a["total"]) and int(b["n"]) > int(a["n"])), (
-                f"{docname}: a progress bar is printed more than once:\n{a.group(0)}\n{b.group(0)}")
+                f"{docname}: a progress bar is printed more than once:\n{a.group(0)}\n{b.group(0)}"
+            )
 
 
 def _runtimes() -> dict:
@@ -221,6 +231,7 @@ def test_instructors_page_tabulates_every_chapter(built) -> None:
     assert page.is_file(), "book/instructors.md (the appendix 'For instructors') was not built"
     rows = _page("book/instructors").runtime_rows
     measured = _runtimes()["chapters"]
-    for docname, data in measured.items():
+    for data in measured.values():
         assert [data["title"], format_seconds(data["seconds"])] in rows, (
-            f"instructors page: no row for {data['title']!r} with its measured time")
+            f"instructors page: no row for {data['title']!r} with its measured time"
+        )

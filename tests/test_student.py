@@ -15,17 +15,22 @@ The student version's exercises are also executed: tests/test_colab.py runs them
 runtime right after the chapter itself (the state they need is then there, and the chapter does not
 have to run a third time in CI), and checks that every check cell fails until the student answers.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
 
 import nbformat
 import pytest
-
 from conftest import EXECUTED, SiteBuild
+
 from tools.common import chapters
 from tools.student_versions import (
-    TEXT_STUB, check_cell_indices, directive_blocks, first_exercise_index, is_solution_wrapper,
+    TEXT_STUB,
+    check_cell_indices,
+    directive_blocks,
+    first_exercise_index,
+    is_solution_wrapper,
     write_student_versions,
 )
 
@@ -61,7 +66,7 @@ def _solution_lines(nb) -> set[str]:
             src = cell.source.splitlines()
             for name, a, b in directive_blocks(cell.source):
                 if name == "solution":
-                    lines += [l for l in src[a + 1:b] if not l.lstrip().startswith(":")]
+                    lines += [l for l in src[a + 1 : b] if not l.lstrip().startswith(":")]
     # Lines that also occur outside the solutions (e.g. `return out`) prove nothing.
     elsewhere = set()
     for cell in nb.cells:
@@ -94,8 +99,9 @@ def test_no_solution_text_survives(chapter: Path, student_dir: Path) -> None:
         assert marker not in sources, f"{chapter.name}: {marker!r} survives in the student version"
     leaked = sorted(l for l in _solution_lines(instructor) if l in sources)
     assert not leaked, f"{chapter.name}: solution text survives in the student version:\n" + "\n".join(leaked)
-    assert all(not c.get("outputs") and c.get("execution_count") is None
-               for c in student.cells if c.cell_type == "code"), f"{chapter.name}: outputs were not cleared"
+    assert all(
+        not c.get("outputs") and c.get("execution_count") is None for c in student.cells if c.cell_type == "code"
+    ), f"{chapter.name}: outputs were not cleared"
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=_ids(CHAPTERS))
@@ -128,7 +134,9 @@ def test_instructor_version_passes_its_check_cells(chapter: Path, site_build: Si
     assert checks, f"{chapter.name}: no coding exercise with a check cell (CONTRIBUTING: one coding exercise)"
     for i in checks:
         errors = [o for o in executed.cells[i].get("outputs", []) if o.get("output_type") == "error"]
-        assert not errors, f"{chapter.name}: the check cell {i} fails on the instructor's solution: {errors[0].get('ename')}"
+        assert not errors, (
+            f"{chapter.name}: the check cell {i} fails on the instructor's solution: {errors[0].get('ename')}"
+        )
 
 
 @pytest.mark.site
@@ -140,7 +148,8 @@ def test_student_version_runs_up_to_its_exercises(chapter: Path, student_dir: Pa
     executed = nbformat.read(EXECUTED / "book" / chapter.name, as_version=4)
     n = _exercise_index(student)
     assert [c.source for c in student.cells[:n]] == [c.source for c in executed.cells[:n]], (
-        f"{chapter.name}: the student version differs from the chapter before its exercises")
+        f"{chapter.name}: the student version differs from the chapter before its exercises"
+    )
     for i, cell in enumerate(executed.cells[:n]):
         errors = [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
         assert not errors, f"{chapter.name}: cell {i} raised {errors[0].get('ename')} when the site was built"

@@ -1,14 +1,14 @@
 """Schedules, losses, the training loop and evaluation (lib.train), with a tiny stand-in model."""
+
 import math
 
 import pytest
 import torch
 from torch import nn
 
-from lib.data import LMBatch, collate, make_task, task_batches, to_lm_batch
-from lib.train import (
-    History, evaluate, lm_loss, make_schedule, noam_lr, seq2seq_loss, train, warmup_schedule,
-)
+from lib.data import LMBatch, TaskStream, collate, make_task, to_lm_batch
+from lib.schedules import make_schedule, noam_lr
+from lib.train import History, evaluate, lm_loss, seq2seq_loss, train
 
 
 class TinySeq2Seq(nn.Module):
@@ -46,9 +46,9 @@ def test_noam_lr_is_equation_3_and_peaks_at_warmup():
         noam_lr(0, d, w)
 
 
-def test_warmup_schedule_follows_noam_lr():
-    opt = torch.optim.SGD([nn.Parameter(torch.zeros(1))], lr=1.0)
-    sched = warmup_schedule(opt, d_model=64, warmup_steps=10)
+def test_the_noam_schedule_is_the_papers_with_its_peak_lr():
+    opt = torch.optim.SGD([nn.Parameter(torch.zeros(1))], lr=(64 * 10) ** -0.5)
+    sched = make_schedule(opt, "noam", warmup_steps=10)
     seen = []
     for _ in range(30):
         seen.append(opt.param_groups[0]["lr"])
@@ -70,7 +70,7 @@ def test_make_schedule_peaks_at_the_base_lr(name):
     assert math.isclose(max(seen), 0.5)
     if name != "constant":
         assert seen[0] < 0.5 and math.isclose(seen[4], 0.5)
-    with pytest.raises(ValueError, match="expected one of"):
+    with pytest.raises(ValueError, match=r"schedule='exponential' is unknown; expected one of"):
         make_schedule(opt, "exponential")
 
 
@@ -106,8 +106,18 @@ def test_train_learns_copy_and_records_history():
     train_set, test_set = make_task("copy", 256, seed=0, max_len=6), make_task("copy", 64, seed=1, max_len=6)
     model = TinySeq2Seq(len(train_set.src_vocab))
     before = evaluate(model, test_set)
-    history = train(model, train_set, steps=60, lr=1e-2, schedule="linear_warmup", warmup_steps=10,
-                    batch_size=32, eval_fn=lambda m: evaluate(m, test_set), eval_every=20, progress=False)
+    history = train(
+        model,
+        train_set,
+        steps=60,
+        lr=1e-2,
+        schedule="linear_warmup",
+        warmup_steps=10,
+        batch_size=32,
+        eval_fn=lambda m: evaluate(m, test_set),
+        eval_every=20,
+        progress=False,
+    )
     assert isinstance(history, History)
     assert history.step == list(range(1, 61))
     assert len(history.loss) == len(history.lr) == len(history.grad_norm) == 60
@@ -116,13 +126,30 @@ def test_train_learns_copy_and_records_history():
     after = history.evals[-1]
     assert after["token_accuracy"] > 0.9 > before["token_accuracy"]
     assert set(after) == {"step", "loss", "token_accuracy", "exact_match"}
-    assert not model.training
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_train_puts_the_model_back_in_the_mode_it_found(training):
+    model = TinySeq2Seq(13).train(training)
+    modes = []
+
+    def eval_fn(m):
+        modes.append(m.training)
+        return {}
+
+    def loss_fn(m, batch):
+        modes.append(m.training)
+        return seq2seq_loss(m, batch)
+
+    train(model, TaskStream("copy", 4, seed=0), steps=2, loss_fn=loss_fn, eval_fn=eval_fn, eval_every=2, progress=False)
+    assert modes == [True, True, False]  # train mode for the steps, eval mode for eval_fn
+    assert model.training is training
 
 
 def test_train_accepts_stream_list_and_callable_and_clips():
     torch.manual_seed(0)
     model = TinySeq2Seq(13)
-    h = train(model, task_batches("copy", 8, seed=0), steps=3, progress=False)
+    h = train(model, TaskStream("copy", 8, seed=0), steps=3, progress=False)
     assert len(h.loss) == 3
     batches = list(make_task("copy", 16).batches(8))  # 2 batches, cycled
     assert len(train(model, batches, steps=5, progress=False).loss) == 5
@@ -133,6 +160,45 @@ def test_train_accepts_stream_list_and_callable_and_clips():
         train(model, iter(batches), steps=5, progress=False)
     with pytest.raises(ValueError, match="steps"):
         train(model, batches, steps=0)
+
+
+def test_gradient_clipping_bounds_the_norm_of_the_step():
+    """History records the norm before clipping; the gradients the optimizer used are clipped to it."""
+    torch.manual_seed(0)
+    model = TinySeq2Seq(13)
+    fixed = next(make_task("copy", 16).batches(16))
+    used = []
+
+    class Recording(torch.optim.SGD):
+        def step(self, closure=None):
+            used.append(
+                torch.linalg.vector_norm(
+                    torch.stack([torch.linalg.vector_norm(p.grad) for p in model.parameters() if p.grad is not None])
+                ).item()
+            )
+            return super().step(closure)
+
+    clip = 1e-2
+    h = train(
+        model,
+        lambda step: fixed,
+        steps=3,
+        optimizer=Recording(model.parameters(), lr=0.1),
+        clip_grad_norm=clip,
+        progress=False,
+    )
+    assert len(used) == 3 and all(n > 10 * clip for n in h.grad_norm)  # clipping had work to do
+    assert all(n == pytest.approx(clip, rel=1e-4) for n in used)  # ... and did it
+    used.clear()
+    h = train(
+        model,
+        lambda step: fixed,
+        steps=2,
+        optimizer=Recording(model.parameters(), lr=0.1),
+        clip_grad_norm=None,
+        progress=False,
+    )
+    assert used == pytest.approx(h.grad_norm, rel=1e-5)  # no clipping: the raw norm
 
 
 def test_train_lm_and_evaluate_lm():

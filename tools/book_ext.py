@@ -13,13 +13,14 @@ and the pages that show them are rewritten whenever a notebook is executed again
 not execute notebooks says "not measured". The same numbers are written to
 `_build/html/_static/chapter-runtimes.json` (the tests pick their cheapest chapter from it).
 
-**Progress bars.** The kernels that the build starts get ``LIB_PROGRESS=final``: `lib.train` then
-prints its progress bar once, in its final state, which a static page shows as one clean line. A
-live tqdm widget needs a running kernel; Jupyter and Colab readers still get one.
+**Progress bars.** The kernels that the build starts get tqdm's own switch ``TQDM_DISABLE=1``: no live
+bars, and `lib.train` prints its progress bar once, in its final state, which a static page shows as
+one clean line. A live tqdm widget needs a running kernel; Jupyter and Colab readers still get one.
 
 **Clean consoles.** Each page lists each of its scripts once (see `dedupe_scripts`): Sphinx 7 adds
 two themes' inline scripts twice, and the second `const THEBE_JS_URL` is a console error.
 """
+
 from __future__ import annotations
 
 import json
@@ -161,7 +162,7 @@ class FillRuntimes(SphinxPostTransform):
         head += row(nodes.Text("Chapter"), nodes.Text("Run time"))
         body = nodes.tbody()
         total, complete = 0.0, True
-        for number, docname in chapters.items():
+        for docname in chapters.values():
             title = env.titles[docname].astext() if docname in env.titles else docname
             try:
                 uri = builder.get_relative_uri(env.docname, docname)
@@ -172,8 +173,11 @@ class FillRuntimes(SphinxPostTransform):
             complete &= seconds is not None
             total += seconds or 0.0
             body += row(link, nodes.Text(format_seconds(seconds)))
-        body += row(nodes.Text(f"All {len(chapters)} chapters"),
-                    nodes.Text(format_seconds(total if complete and chapters else None)), bold=True)
+        body += row(
+            nodes.Text(f"All {len(chapters)} chapters"),
+            nodes.Text(format_seconds(total if complete and chapters else None)),
+            bold=True,
+        )
         group += head
         group += body
         return table
@@ -200,8 +204,11 @@ def write_json(app: Sphinx, exception) -> None:
     data = {
         "machine": machine_description(),
         "chapters": {
-            docname: {"number": number, "seconds": measured_seconds(env, docname),
-                      "title": env.titles[docname].astext() if docname in env.titles else docname}
+            docname: {
+                "number": number,
+                "seconds": measured_seconds(env, docname),
+                "title": env.titles[docname].astext() if docname in env.titles else docname,
+            }
             for number, docname in chapter_docs(env).items()
         },
     }
@@ -232,7 +239,7 @@ def dedupe_scripts(app: Sphinx, pagename, templatename, context, doctree) -> Non
 
 def setup(app: Sphinx) -> dict:
     # For every kernel this build starts (they inherit the environment): see lib.train.
-    os.environ.setdefault("LIB_PROGRESS", "final")
+    os.environ.setdefault("TQDM_DISABLE", "1")
     app.add_node(runtime_placeholder)
     app.add_node(runtime_table_placeholder)
     app.add_role("chapter-runtime", chapter_runtime_role)

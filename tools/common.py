@@ -1,12 +1,13 @@
 """What the tools and the tests share: where the chapters are, what `_config.yml` says, and the
 exact text of a chapter's Colab setup cell (CONTRIBUTING.md, "The cell order", item 2)."""
+
 from __future__ import annotations
 
 import re
 import subprocess
-import tomllib
 from pathlib import Path
 
+import tomllib
 import yaml
 
 REPO = Path(__file__).resolve().parents[1]
@@ -78,14 +79,16 @@ def is_commit_sha(ref: str) -> bool:
 
 def branch_problem(ref: str, repo: Path = REPO) -> str | None:
     """Why `ref` is (or may be) a branch, or None if it looks like a tag or a commit."""
-    if not ref or ref != ref.strip() or any(c in ref for c in ' "\'@#'):
+    if not ref or ref != ref.strip() or any(c in ref for c in " \"'@#"):
         return f"lib_ref={ref!r} is not a valid git ref"
     if ref in BRANCH_NAMES:
         return f"lib_ref={ref!r} is a branch: pin a tag (e.g. v0.1.0) or a commit"
     if (repo / ".git").exists():
         out = subprocess.run(
             ["git", "for-each-ref", "--format=%(refname)", f"refs/heads/{ref}", f"refs/remotes/*/{ref}"],
-            cwd=repo, capture_output=True, text=True,
+            cwd=repo,
+            capture_output=True,
+            text=True,
         ).stdout.split()
         if out:
             return f"lib_ref={ref!r} is a branch of this repository ({out[0]}): pin a tag or a commit"
@@ -96,6 +99,7 @@ def ref_exists(ref: str, repo: Path = REPO) -> bool:
     """Whether `ref` names a tag or a commit in the local clone."""
     if not (repo / ".git").exists():
         return False
-    proc = subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"],
-                          cwd=repo, capture_output=True, text=True)
+    proc = subprocess.run(
+        ["git", "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"], cwd=repo, capture_output=True, text=True
+    )
     return proc.returncode == 0

@@ -23,6 +23,7 @@ notebooks changes. `lib_ref` must be a tag or a commit, never a branch: a branch
 chapter that ran yesterday could break today. Create the tag on the commit that contains this
 change (``git tag v1.0 && git push origin v1.0``) so the release installs the lib it documents.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -35,8 +36,16 @@ import nbformat
 if __package__ in (None, ""):  # run as a script: python tools/retarget.py
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tools.common import (  # noqa: E402
-    REPO, SETUP_TAG, branch_problem, chapters, distribution_name, expected_setup_source,
-    first_code_cell, load_config, ref_exists, repository,
+    REPO,
+    SETUP_TAG,
+    branch_problem,
+    chapters,
+    distribution_name,
+    expected_setup_source,
+    first_code_cell,
+    load_config,
+    ref_exists,
+    repository,
 )
 
 
@@ -105,7 +114,6 @@ def _set_section_keys(text: str, section: str, values: dict[str, str]) -> str:
     end = start + 1
     while end < len(lines) and (not lines[end].strip() or lines[end][0] in " \t#"):
         end += 1
-    last_key = start
     for key, value in values.items():
         for i in range(start + 1, end):
             m = re.match(rf"(\s+{re.escape(key)}:\s*)([^#\n]*?)(\s*#.*)?(\n?)$", lines[i])
@@ -146,13 +154,16 @@ def move(repo: Path, url: str | None, ref: str | None, branch: str | None) -> No
     pyproject = repo / "pyproject.toml"
     if old_url and url != old_url and old_url in (text := pyproject.read_text(encoding="utf-8")):
         pyproject.write_text(text.replace(old_url, url), encoding="utf-8")
-    print(f"_config.yml: repository.url = {url}, repository.lib_ref = {ref}"
-          + (f", repository.branch = {branch}" if branch else ""))
+    print(
+        f"_config.yml: repository.url = {url}, repository.lib_ref = {ref}"
+        + (f", repository.branch = {branch}" if branch else "")
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--repo", help="the book's repository URL, e.g. https://github.com/me/my-fork")
     parser.add_argument("--ref", help="the tag or commit Colab installs lib from (never a branch)")
     parser.add_argument("--branch", help="the branch the Colab button opens the chapters from")
@@ -167,8 +178,10 @@ def main(argv: list[str] | None = None) -> int:
         for p in problems:
             print(p, file=sys.stderr)
         n = len(chapters(repo))
-        print(f"{n} chapter(s) checked against _config.yml: "
-              + ("all setup cells agree" if not problems else f"{len(problems)} problem(s)"))
+        print(
+            f"{n} chapter(s) checked against _config.yml: "
+            + ("all setup cells agree" if not problems else f"{len(problems)} problem(s)")
+        )
         return 1 if problems else 0
     if args.dry_run and (args.repo or args.ref or args.branch):
         parser.error("--dry-run only previews the setup cells for the current _config.yml")
@@ -176,14 +189,18 @@ def main(argv: list[str] | None = None) -> int:
         move(repo, args.repo, args.ref, args.branch)
     changed = rewrite_setup_cells(repo, dry_run=args.dry_run)
     verb = "would change" if args.dry_run else "rewrote"
-    print(f"{verb} the setup cell of {len(changed)} of {len(chapters(repo))} chapter(s)"
-          + "".join(f"\n  {p.relative_to(repo)}" for p in changed))
+    print(
+        f"{verb} the setup cell of {len(changed)} of {len(chapters(repo))} chapter(s)"
+        + "".join(f"\n  {p.relative_to(repo)}" for p in changed)
+    )
     url, ref = repository(repo)
     print(f"setup cells install: {distribution_name(repo)} @ git+{url}@{ref}")
     if not args.dry_run and not ref_exists(ref, repo):
-        print(f"note: {ref!r} is not a tag or commit of this clone yet. Commit this change, then\n"
-              f"  git tag {ref} && git push origin {ref}\n"
-              f"so that Colab can install lib from it.")
+        print(
+            f"note: {ref!r} is not a tag or commit of this clone yet. Commit this change, then\n"
+            f"  git tag {ref} && git push origin {ref}\n"
+            f"so that Colab can install lib from it."
+        )
     return 0
 
 

@@ -18,6 +18,7 @@ What is removed (CONTRIBUTING.md, "Writing an exercise"):
 Every other cell, the setup cell included, is left exactly as it is, so a student version opens in
 Colab like the chapter it came from. No nbgrader course database or configuration is needed.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -41,8 +42,12 @@ _FENCE_OPEN = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|:{3,})\{(?P<name>[
 
 def _fence_closes(line: str, fence: str, indent: str) -> bool:
     stripped = line.strip()
-    return (stripped and set(stripped) == {fence[0]} and len(stripped) >= len(fence)
-            and len(line) - len(line.lstrip()) <= len(indent) + 3)
+    return (
+        stripped
+        and set(stripped) == {fence[0]}
+        and len(stripped) >= len(fence)
+        and len(line) - len(line.lstrip()) <= len(indent) + 3
+    )
 
 
 def directive_blocks(source: str) -> list[tuple[str, int, int]]:
@@ -69,9 +74,12 @@ def is_solution_wrapper(cell) -> bool:
     blocks = directive_blocks(cell.source)
     rest = cell.source.split("\n")
     for _, a, b in blocks:
-        rest[a:b + 1] = [""] * (b + 1 - a)
-    return (bool(blocks) and all(name in ("solution-start", "solution-end") for name, _, _ in blocks)
-            and not "".join(rest).strip())
+        rest[a : b + 1] = [""] * (b + 1 - a)
+    return (
+        bool(blocks)
+        and all(name in ("solution-start", "solution-end") for name, _, _ in blocks)
+        and not "".join(rest).strip()
+    )
 
 
 def strip_markdown_solutions(source: str) -> tuple[str, bool]:
@@ -80,7 +88,7 @@ def strip_markdown_solutions(source: str) -> tuple[str, bool]:
     found = False
     for name, a, b in reversed(directive_blocks(source)):
         if name == "solution":
-            lines[a:b + 1] = [TEXT_STUB]
+            lines[a : b + 1] = [TEXT_STUB]
             found = True
     return "\n".join(lines), found
 
@@ -101,7 +109,9 @@ def check_cell_indices(nb) -> list[int]:
     with `### BEGIN SOLUTION`, or, in a student version, with the stub that replaced it)."""
     found = []
     for i, cell in enumerate(nb.cells):
-        if cell.cell_type == "code" and ("### BEGIN SOLUTION" in cell.source or CODE_STUB.split("\n")[0] in cell.source):
+        if cell.cell_type == "code" and (
+            "### BEGIN SOLUTION" in cell.source or CODE_STUB.split("\n")[0] in cell.source
+        ):
             nxt = next((j for j in range(i + 1, len(nb.cells)) if nb.cells[j].cell_type == "code"), None)
             if nxt is not None:
                 found.append(nxt)
@@ -138,10 +148,13 @@ def write_student_versions(notebooks: list[Path], out: Path) -> list[Path]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("notebooks", nargs="*", type=Path,
-                        help="chapter notebooks (default: every book/NN_*.ipynb)")
-    parser.add_argument("--out", type=Path, default=REPO / "student",
-                        help="output folder (default: student/, outside book/ and ignored by git)")
+    parser.add_argument("notebooks", nargs="*", type=Path, help="chapter notebooks (default: every book/NN_*.ipynb)")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=REPO / "student",
+        help="output folder (default: student/, outside book/ and ignored by git)",
+    )
     args = parser.parse_args(argv)
     notebooks = args.notebooks or chapters()
     if not notebooks:

@@ -1,0 +1,60 @@
+"""Timing on a busy machine: interleaved repeats, medians, and fitted log-log slopes."""
+
+from __future__ import annotations
+
+import math
+import statistics
+import time
+from collections.abc import Callable, Hashable
+
+import numpy as np
+import torch
+
+
+def synchronize(device: torch.device) -> None:
+    """Wait for the device's queued work (GPUs run asynchronously), so a timer sees all of it."""
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    elif device.type == "mps":
+        torch.mps.synchronize()
+
+
+def compare(
+    fns: dict[Hashable, Callable[[], object]],
+    repeats: int = 5,
+    min_seconds: float = 0.02,
+    device: torch.device | str = "cpu",
+) -> dict[Hashable, float]:
+    """Median seconds per call of each function, timed interleaved.
+
+    Each function is warmed up, then called ``inner`` times in a row per timing, ``inner`` chosen
+    so that a timing lasts about ``min_seconds``.  In every one of the ``repeats`` rounds each
+    function is timed once (in a rotating order), so a burst of load from elsewhere on the machine
+    hits all of them alike; the median over the rounds discards the outliers.
+    """
+    device = torch.device(device)
+    inner = {}
+    for name, fn in fns.items():
+        fn()  # warm-up (lazy init, caches)
+        synchronize(device)
+        start = time.perf_counter()
+        fn()
+        synchronize(device)
+        inner[name] = max(1, math.ceil(min_seconds / max(time.perf_counter() - start, 1e-6)))
+    names = list(fns)
+    samples: dict[Hashable, list[float]] = {name: [] for name in names}
+    for r in range(repeats):
+        for name in names[r % len(names) :] + names[: r % len(names)]:
+            fn, n = fns[name], inner[name]
+            synchronize(device)
+            start = time.perf_counter()
+            for _ in range(n):
+                fn()
+            synchronize(device)
+            samples[name].append((time.perf_counter() - start) / n)
+    return {name: statistics.median(s) for name, s in samples.items()}
+
+
+def loglog_slope(x, y) -> float:
+    """The slope ``p`` of the least-squares line through ``(log x, log y)``: ``y ∝ x^p``."""
+    return float(np.polyfit(np.log(np.asarray(x, float)), np.log(np.asarray(y, float)), 1)[0])

@@ -1,10 +1,18 @@
 """lib.efficient: exact where exact, the right sparsity patterns, linear cost, clear errors."""
+
 import pytest
 import torch
 
 import lib
-from lib.efficient import (LinformerProjection, bigbird_mask, memory_efficient_attention, peak_tensor_memory,
-                           performer_attention, sliding_window_attention, sliding_window_mask)
+from lib.efficient import (
+    LinformerProjection,
+    bigbird_mask,
+    memory_efficient_attention,
+    peak_tensor_memory,
+    performer_attention,
+    sliding_window_attention,
+    sliding_window_mask,
+)
 
 
 def qkv(B=2, H=3, T_q=23, T_k=23, d=8, dtype=torch.float64, requires_grad=True, seed=0):
@@ -52,8 +60,9 @@ def test_memory_efficient_fully_masked_rows_are_zero_without_nan():
     assert torch.all(out[..., 2, :] == 0)
     out.sum().backward()
     assert all(torch.isfinite(x.grad).all() for x in (q, k, v))
-    assert_same_values_and_grads(memory_efficient_attention(q, k, v, mask, block_size=4),
-                                 full(q, k, v, mask), (q, k, v))
+    assert_same_values_and_grads(
+        memory_efficient_attention(q, k, v, mask, block_size=4), full(q, k, v, mask), (q, k, v)
+    )
 
 
 def test_memory_efficient_padding_mask_and_scale():
@@ -69,6 +78,7 @@ def test_memory_grows_linearly_for_blockwise_and_quadratically_for_full():
     def peak(fn, T):
         q, k, v = qkv(B=1, H=1, T_q=T, T_k=T, d=16, dtype=torch.float32, requires_grad=False)
         return peak_tensor_memory(lambda: fn(q, k, v))
+
     blockwise = lambda q, k, v: memory_efficient_attention(q, k, v, block_size=64)
     window = lambda q, k, v: sliding_window_attention(q, k, v, window=16, block_size=64)
     explicit = lambda q, k, v: full(q, k, v)
@@ -97,12 +107,12 @@ def test_bigbird_mask_pattern():
     T, w, g, r = 20, 2, 2, 3
     m = bigbird_mask(T, w, g, r, seed=0)
     assert m.dtype == torch.bool and m.shape == (T, T)
-    assert m[:g].all() and m[:, :g].all()                                     # global rows and columns
-    assert (m | ~sliding_window_mask(T, w)).all()                              # contains the window
+    assert m[:g].all() and m[:, :g].all()  # global rows and columns
+    assert (m | ~sliding_window_mask(T, w)).all()  # contains the window
     base = sliding_window_mask(T, w)
     base[:g], base[:, :g] = True, True
     extra = (m & ~base).sum(-1)
-    assert torch.all(extra[g:] == r)                                           # r random keys per row
+    assert torch.all(extra[g:] == r)  # r random keys per row
     assert torch.equal(m, bigbird_mask(T, w, g, r, seed=0))
     assert not torch.equal(m, bigbird_mask(T, w, g, r, seed=1))
 
@@ -121,9 +131,10 @@ def test_performer_error_falls_with_features():
     q, k, v = qkv(B=1, H=2, T_q=64, T_k=64, d=16, requires_grad=False)
     q, k = 0.5 * q, 0.5 * k
     ref = full(q, k, v)
+
     def error(m):
-        return sum(((performer_attention(q, k, v, m, seed=s) - ref).norm() / ref.norm()).item()
-                   for s in range(4)) / 4
+        return sum(((performer_attention(q, k, v, m, seed=s) - ref).norm() / ref.norm()).item() for s in range(4)) / 4
+
     assert error(4096) < error(64) / 3
     assert error(4096) < 0.05
 
@@ -141,7 +152,7 @@ def test_performer_key_mask_and_errors():
 
 def test_linformer_exact_at_full_rank_and_errors():
     q, k, v = qkv(T_q=16, T_k=16)
-    proj = LinformerProjection(16, 16).double()                     # pooling start: E = F = I at k = T
+    proj = LinformerProjection(16, 16).double()  # pooling start: E = F = I at k = T
     torch.testing.assert_close(proj(q, k, v), full(q, k, v))
     small = LinformerProjection(4, 16)
     assert small(*qkv(T_q=16, T_k=16, dtype=torch.float32)).shape == (2, 3, 16, 8)
@@ -173,8 +184,10 @@ def test_bad_input_errors():
 
 # --- the switch: every variant inside MultiHeadAttention and the models -------------------------
 
+
 def test_use_attention_inside_models():
     from lib.efficient import LinformerAttention, use_attention
+
     torch.manual_seed(0)
     layer = lib.EncoderLayer(16, 2, 32, dropout=0.0).eval()
     x = torch.randn(2, 20, 16)
@@ -203,6 +216,7 @@ def test_use_attention_inside_models():
 
 def test_use_attention_causal_lm_with_cache():
     from lib.efficient import use_attention
+
     torch.manual_seed(0)
     lm = lib.DecoderOnlyLM(lib.LMConfig(vocab_size=12, d_model=16, n_heads=2, n_layers=2, dropout=0.0)).eval()
     tokens = torch.randint(3, 12, (2, 9))
@@ -219,6 +233,7 @@ def test_use_attention_causal_lm_with_cache():
 
 def test_use_attention_errors():
     from lib.efficient import use_attention
+
     layer = lib.EncoderLayer(16, 2, 32)
     with pytest.raises(ValueError, match="unknown"):
         use_attention(layer, "reformer")
@@ -232,6 +247,7 @@ def test_use_attention_errors():
 
 def test_cpu_seconds_ranks_work():
     from lib.efficient import cpu_seconds
+
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:

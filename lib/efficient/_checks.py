@@ -1,8 +1,9 @@
 """Input checks shared by the efficient-attention variants (clear errors, as everywhere in lib)."""
+
 from __future__ import annotations
 
-from torch import Tensor
 import torch
+from torch import Tensor
 
 
 def positive_int(name: str, value: object, minimum: int = 1) -> None:
@@ -24,8 +25,9 @@ def check_qkv(q: Tensor, k: Tensor, v: Tensor) -> None:
     try:
         torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
     except RuntimeError:
-        raise ValueError(f"the batch dims of q {tuple(q.shape)}, k {tuple(k.shape)} and v "
-                         f"{tuple(v.shape)} do not broadcast") from None
+        raise ValueError(
+            f"the batch dims of q {tuple(q.shape)}, k {tuple(k.shape)} and v {tuple(v.shape)} do not broadcast"
+        ) from None
 
 
 def expand_mask(mask: Tensor | None, q: Tensor, k: Tensor) -> Tensor | None:
@@ -41,8 +43,9 @@ def expand_mask(mask: Tensor | None, q: Tensor, k: Tensor) -> Tensor | None:
         if torch.broadcast_shapes(mask.shape, target) != target:
             raise RuntimeError
     except RuntimeError:
-        raise ValueError(f"mask of shape {tuple(mask.shape)} does not broadcast to "
-                         f"[..., T_q, T_k] = {target}") from None
+        raise ValueError(
+            f"mask of shape {tuple(mask.shape)} does not broadcast to [..., T_q, T_k] = {target}"
+        ) from None
     while mask.dim() < len(target):
         mask = mask.unsqueeze(0)
     return mask

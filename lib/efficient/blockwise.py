@@ -13,6 +13,7 @@ and returns ``o / ℓ``, which is exactly ``softmax(S) V``. Extra memory: one ``
 The backward pass recomputes each tile from ``Q``, ``K`` and the saved log-sum-exp ``m + log ℓ``
 instead of storing it (FlashAttention's trick), so training also needs O(T·block), not O(T²).
 """
+
 from __future__ import annotations
 
 import math
@@ -25,11 +26,12 @@ from ._checks import check_qkv, expand_mask, positive_int
 NEG_INF = float("-inf")
 
 
-def _tile_mask(mask: Tensor | None, is_causal: bool, T_q: int, T_k: int, start: int, stop: int,
-               device: torch.device) -> Tensor | None:
+def _tile_mask(
+    mask: Tensor | None, is_causal: bool, T_q: int, T_k: int, start: int, stop: int, device: torch.device
+) -> Tensor | None:
     """The ``[.., T_q, stop - start]`` part of the mask for keys ``start:stop`` (``None``: all allowed)."""
     tile = None if mask is None else mask[..., start:stop] if mask.size(-1) > 1 else mask
-    if is_causal:            # queries are the last T_q of the T_k positions (as in MultiHeadAttention)
+    if is_causal:  # queries are the last T_q of the T_k positions (as in MultiHeadAttention)
         rows = torch.arange(T_k - T_q, T_k, device=device)[:, None]
         cols = torch.arange(start, stop, device=device)[None, :]
         causal = cols <= rows
@@ -38,28 +40,28 @@ def _tile_mask(mask: Tensor | None, is_causal: bool, T_q: int, T_k: int, start: 
 
 
 def _scores(q: Tensor, k_tile: Tensor, scale: float, tile: Tensor | None) -> Tensor:
-    s = (q @ k_tile.transpose(-2, -1)) * scale                     # [.., T_q, block]
+    s = (q @ k_tile.transpose(-2, -1)) * scale  # [.., T_q, block]
     return s if tile is None else s.masked_fill(~tile, NEG_INF)
 
 
 def _forward(q, k, v, mask, is_causal, scale, block_size):
     T_q, T_k = q.size(-2), k.size(-2)
     shape = torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
-    m = torch.full((*shape, T_q, 1), NEG_INF, dtype=q.dtype, device=q.device)   # running max
-    l = torch.zeros((*shape, T_q, 1), dtype=q.dtype, device=q.device)           # running normaliser
+    m = torch.full((*shape, T_q, 1), NEG_INF, dtype=q.dtype, device=q.device)  # running max
+    l = torch.zeros((*shape, T_q, 1), dtype=q.dtype, device=q.device)  # running normaliser
     o = torch.zeros((*shape, T_q, v.size(-1)), dtype=q.dtype, device=q.device)  # running output
     for start in range(0, T_k, block_size):
         stop = min(start + block_size, T_k)
         tile = _tile_mask(mask, is_causal, T_q, T_k, start, stop, q.device)
         s = _scores(q, k[..., start:stop, :], scale, tile)
         m_new = torch.maximum(m, s.amax(dim=-1, keepdim=True))
-        shift = m_new.masked_fill(m_new == NEG_INF, 0.0)           # a row with nothing yet: no shift
-        p = torch.exp(s - shift)                                   # masked keys: exp(-inf) = 0
-        alpha = torch.exp(m - shift)                               # rescales what came before
+        shift = m_new.masked_fill(m_new == NEG_INF, 0.0)  # a row with nothing yet: no shift
+        p = torch.exp(s - shift)  # masked keys: exp(-inf) = 0
+        alpha = torch.exp(m - shift)  # rescales what came before
         l = alpha * l + p.sum(dim=-1, keepdim=True)
         o = alpha * o + p @ v[..., start:stop, :]
         m = m_new
-    empty = l == 0                                                 # fully masked rows
+    empty = l == 0  # fully masked rows
     out = torch.where(empty, 0.0, o / l.masked_fill(empty, 1.0))
     lse = torch.where(empty, 0.0, m.masked_fill(empty, 0.0) + torch.log(l.masked_fill(empty, 1.0)))
     return out, lse
@@ -82,7 +84,7 @@ class _BlockwiseAttention(torch.autograd.Function):
         mask = rest[0] if has_mask else None
         T_q, T_k = q.size(-2), k.size(-2)
         shape = torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
-        D = (grad_out * out).sum(dim=-1, keepdim=True)             # rowsum(dO ∘ O)
+        D = (grad_out * out).sum(dim=-1, keepdim=True)  # rowsum(dO ∘ O)
         dq = torch.zeros((*shape, T_q, q.size(-1)), dtype=q.dtype, device=q.device)
         dk = torch.zeros((*shape, T_k, k.size(-1)), dtype=k.dtype, device=k.device)
         dv = torch.zeros((*shape, T_k, v.size(-1)), dtype=v.dtype, device=v.device)
@@ -90,9 +92,9 @@ class _BlockwiseAttention(torch.autograd.Function):
             stop = min(start + block_size, T_k)
             tile = _tile_mask(mask, is_causal, T_q, T_k, start, stop, q.device)
             k_j, v_j = k[..., start:stop, :], v[..., start:stop, :]
-            p = torch.exp(_scores(q, k_j, scale, tile) - lse)      # the softmax tile, recomputed
+            p = torch.exp(_scores(q, k_j, scale, tile) - lse)  # the softmax tile, recomputed
             dv[..., start:stop, :] = p.transpose(-2, -1) @ grad_out
-            ds = p * (grad_out @ v_j.transpose(-2, -1) - D)         # softmax backward
+            ds = p * (grad_out @ v_j.transpose(-2, -1) - D)  # softmax backward
             dq = dq + (ds @ k_j) * scale
             dk[..., start:stop, :] = (ds.transpose(-2, -1) @ q) * scale
         return (_unbroadcast(dq, q), _unbroadcast(dk, k), _unbroadcast(dv, v), None, None, None, None)

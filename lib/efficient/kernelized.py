@@ -12,6 +12,7 @@ and the brackets make it O(T·m·d): no ``T × T`` matrix. The error falls as ``
 **Linformer** (Wang et al., 2020). Project keys and values along the *sequence* from length ``T`` to
 ``k``: ``K' = E K``, ``V' = F V`` with ``E, F [k, T]``, then ``softmax(Q K'ᵀ/√d) V'`` is ``T × k``.
 """
+
 from __future__ import annotations
 
 import math
@@ -22,8 +23,9 @@ from torch import Tensor, nn
 from ._checks import check_qkv, expand_mask, positive_int
 
 
-def orthogonal_features(n_features: int, d: int, seed: int = 0, device: torch.device | str | None = None,
-                        dtype: torch.dtype = torch.float32) -> Tensor:
+def orthogonal_features(
+    n_features: int, d: int, seed: int = 0, device: torch.device | str | None = None, dtype: torch.dtype = torch.float32
+) -> Tensor:
     """``Ω [n_features, d]``: Gaussian rows, orthogonal within each block of ``d`` (FAVOR+'s ORF)."""
     positive_int("n_features", n_features)
     generator = torch.Generator().manual_seed(seed)
@@ -43,13 +45,20 @@ def positive_features(x: Tensor, omega: Tensor, is_query: bool) -> Tensor:
     The constant (a max subtracted inside the ``exp``, for stability) cancels in the ratio of
     :func:`performer_attention`: per row for queries, one for all keys.
     """
-    logits = x @ omega.T - (x * x).sum(dim=-1, keepdim=True) / 2      # [.., T, m]
+    logits = x @ omega.T - (x * x).sum(dim=-1, keepdim=True) / 2  # [.., T, m]
     shift = logits.amax(dim=-1, keepdim=True) if is_query else logits.amax(dim=(-2, -1), keepdim=True)
     return torch.exp(logits - shift.detach()) / math.sqrt(omega.size(0))
 
 
-def performer_attention(q: Tensor, k: Tensor, v: Tensor, n_features: int = 256, seed: int = 0,
-                        scale: float | None = None, mask: Tensor | None = None) -> Tensor:
+def performer_attention(
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    n_features: int = 256,
+    seed: int = 0,
+    scale: float | None = None,
+    mask: Tensor | None = None,
+) -> Tensor:
     r"""FAVOR+ attention (non-causal), linear in ``T``: an unbiased estimate of ``softmax(Q Kᵀ·scale) V``.
 
     ``q [B, H, T_q, d]``, ``k [B, H, T_k, d]``, ``v [B, H, T_k, d_v]`` → ``[B, H, T_q, d_v]``.
@@ -62,15 +71,17 @@ def performer_attention(q: Tensor, k: Tensor, v: Tensor, n_features: int = 256, 
     scale = 1.0 / math.sqrt(q.size(-1)) if scale is None else float(scale)
     mask = expand_mask(mask, q, k)
     if mask is not None and mask.size(-2) != 1:
-        raise ValueError(f"performer_attention takes only a key mask [.., 1, T_k] (e.g. padding); got "
-                         f"a mask of shape {tuple(mask.shape)}: a query-dependent pattern has no linear form")
+        raise ValueError(
+            f"performer_attention takes only a key mask [.., 1, T_k] (e.g. padding); got "
+            f"a mask of shape {tuple(mask.shape)}: a query-dependent pattern has no linear form"
+        )
     omega = orthogonal_features(n_features, q.size(-1), seed, q.device, q.dtype)
-    phi_q = positive_features(q * scale ** 0.5, omega, is_query=True)  # [.., T_q, m]
-    phi_k = positive_features(k * scale ** 0.5, omega, is_query=False)  # [.., T_k, m]
+    phi_q = positive_features(q * scale**0.5, omega, is_query=True)  # [.., T_q, m]
+    phi_k = positive_features(k * scale**0.5, omega, is_query=False)  # [.., T_k, m]
     if mask is not None:
-        phi_k = phi_k * mask.transpose(-2, -1)                            # [.., T_k, 1]
-    kv = phi_k.transpose(-2, -1) @ v                                      # [.., m, d_v]: no T × T
-    normaliser = phi_q @ phi_k.sum(dim=-2, keepdim=True).transpose(-2, -1)   # [.., T_q, 1]
+        phi_k = phi_k * mask.transpose(-2, -1)  # [.., T_k, 1]
+    kv = phi_k.transpose(-2, -1) @ v  # [.., m, d_v]: no T × T
+    normaliser = phi_q @ phi_k.sum(dim=-2, keepdim=True).transpose(-2, -1)  # [.., T_q, 1]
     return (phi_q @ kv) / normaliser.clamp_min(torch.finfo(q.dtype).tiny)
 
 
@@ -93,7 +104,7 @@ class LinformerProjection(nn.Module):
             raise ValueError(f"init={init!r} is unknown; expected 'pool' or 'random'")
         self.k, self.max_len = k, max_len
         if init == "pool":
-            segment = torch.arange(max_len) * k // max_len                 # which segment each position is in
+            segment = torch.arange(max_len) * k // max_len  # which segment each position is in
             weight = (segment[None, :] == torch.arange(k)[:, None]).float()
             weight = weight / weight.sum(dim=-1, keepdim=True).clamp_min(1)
         else:
@@ -101,24 +112,34 @@ class LinformerProjection(nn.Module):
         self.E = nn.Parameter(weight.clone())
         self.F = nn.Parameter(weight.clone())
 
-    def forward(self, q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, is_causal: bool = False,
-                scale: float | None = None) -> Tensor:
+    def forward(
+        self,
+        q: Tensor,
+        k: Tensor,
+        v: Tensor,
+        mask: Tensor | None = None,
+        is_causal: bool = False,
+        scale: float | None = None,
+    ) -> Tensor:
         check_qkv(q, k, v)
         T_k = k.size(-2)
         if is_causal:
-            raise ValueError("Linformer is non-causal (E K mixes future keys into every projected key); "
-                             "got is_causal=True")
+            raise ValueError(
+                "Linformer is non-causal (E K mixes future keys into every projected key); got is_causal=True"
+            )
         if T_k > self.max_len:
             raise ValueError(f"sequence of T_k={T_k} keys is longer than the Linformer's max_len={self.max_len}")
         mask = expand_mask(mask, q, k)
         if mask is not None:
             if mask.size(-2) != 1:
-                raise ValueError(f"Linformer takes only a key mask [.., 1, T_k] (e.g. padding); got "
-                                 f"a mask of shape {tuple(mask.shape)}")
-            keep = mask.transpose(-2, -1).to(k.dtype)                     # [.., T_k, 1]
+                raise ValueError(
+                    f"Linformer takes only a key mask [.., 1, T_k] (e.g. padding); got "
+                    f"a mask of shape {tuple(mask.shape)}"
+                )
+            keep = mask.transpose(-2, -1).to(k.dtype)  # [.., T_k, 1]
             k, v = k * keep, v * keep
         scale = 1.0 / math.sqrt(q.size(-1)) if scale is None else float(scale)
-        k_proj = self.E[:, :T_k] @ k                                       # [.., k, d]
-        v_proj = self.F[:, :T_k] @ v                                       # [.., k, d_v]
-        weights = ((q @ k_proj.transpose(-2, -1)) * scale).softmax(dim=-1)   # [.., T_q, k]
+        k_proj = self.E[:, :T_k] @ k  # [.., k, d]
+        v_proj = self.F[:, :T_k] @ v  # [.., k, d_v]
+        weights = ((q @ k_proj.transpose(-2, -1)) * scale).softmax(dim=-1)  # [.., T_q, k]
         return weights @ v_proj

@@ -5,6 +5,7 @@ counter. :func:`peak_tensor_memory` counts instead: it watches every tensor PyTo
 ``fn`` runs (a ``TorchDispatchMode``), adds its storage's bytes when it is made and subtracts them when
 it is freed, and reports the highest total. Deterministic: the same computation, the same number.
 """
+
 from __future__ import annotations
 
 import weakref
@@ -26,13 +27,14 @@ class _TensorMemory(TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         out = func(*args, **(kwargs or {}))
-        inputs = {t.untyped_storage().data_ptr() for t in tree_flatten((args, kwargs))[0]
-                  if isinstance(t, torch.Tensor)}
+        inputs = {
+            t.untyped_storage().data_ptr() for t in tree_flatten((args, kwargs))[0] if isinstance(t, torch.Tensor)
+        }
         for t in tree_flatten(out)[0]:
             if isinstance(t, torch.Tensor):
                 storage = t.untyped_storage()
                 key, size = storage.data_ptr(), storage.nbytes()
-                if size and key not in self.sizes and key not in inputs:   # new memory, not a view
+                if size and key not in self.sizes and key not in inputs:  # new memory, not a view
                     self.sizes[key] = size
                     self.live += size
                     self.peak = max(self.peak, self.live)

@@ -9,6 +9,7 @@ of lib's attention functions (``True`` = may attend); a dense mask still costs O
 :func:`sliding_window_attention` computes the window pattern at O(T·w) cost: it only ever forms the
 band of scores each block of queries can see.
 """
+
 from __future__ import annotations
 
 import math
@@ -28,8 +29,9 @@ def sliding_window_mask(T: int, window: int, device: torch.device | str | None =
     return (i[:, None] - i[None, :]).abs() <= window
 
 
-def bigbird_mask(T: int, window: int, n_global: int, n_random: int, seed: int = 0,
-                 device: torch.device | str | None = None) -> Tensor:
+def bigbird_mask(
+    T: int, window: int, n_global: int, n_random: int, seed: int = 0, device: torch.device | str | None = None
+) -> Tensor:
     """``[T, T]`` bool: BigBird's window + global + random pattern (Zaheer et al., 2020).
 
     - the sliding window ``|i − j| ≤ window``;
@@ -53,9 +55,16 @@ def bigbird_mask(T: int, window: int, n_global: int, n_random: int, seed: int = 
     return mask.to(device)
 
 
-def sliding_window_attention(q: Tensor, k: Tensor, v: Tensor, window: int, mask: Tensor | None = None,
-                             is_causal: bool = False, scale: float | None = None,
-                             block_size: int = 64) -> Tensor:
+def sliding_window_attention(
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    window: int,
+    mask: Tensor | None = None,
+    is_causal: bool = False,
+    scale: float | None = None,
+    block_size: int = 64,
+) -> Tensor:
     r"""Attention restricted to ``|i − j| ≤ window`` (and ``j ≤ i`` if ``is_causal``), at O(T·w) cost.
 
     Equals full attention with ``mask & sliding_window_mask(T, window)``. Self-attention only
@@ -82,8 +91,11 @@ def sliding_window_attention(q: Tensor, k: Tensor, v: Tensor, window: int, mask:
             band = band & (cols <= rows)
         if mask is not None:
             band = band & _cut(mask, s, e, lo, hi)
-        outs.append(memory_efficient_attention(q[..., s:e, :], k[..., lo:hi, :], v[..., lo:hi, :], band,
-                                               scale=scale, block_size=hi - lo))
+        outs.append(
+            memory_efficient_attention(
+                q[..., s:e, :], k[..., lo:hi, :], v[..., lo:hi, :], band, scale=scale, block_size=hi - lo
+            )
+        )
     return torch.cat(outs, dim=-2)
 
 

@@ -7,6 +7,7 @@ It sets ``MultiHeadAttention.kernel``, the seam through which an attention layer
 ``q, k, v [B, H, T, d_head]``, mask (``True`` = may attend), ``is_causal`` and ``scale`` to a function
 that returns ``out [B, H, T_q, d_head]``. The projections ``W_Q, W_K, W_V, W_O`` stay as they are.
 """
+
 from __future__ import annotations
 
 import inspect
@@ -31,7 +32,7 @@ def _causal(T_q: int, T_k: int, device) -> Tensor:
 
 
 def _with_pattern(pattern: Tensor, mask: Tensor | None, T_q: int) -> Tensor:
-    pattern = pattern[-T_q:]                                    # the rows of the last T_q queries
+    pattern = pattern[-T_q:]  # the rows of the last T_q queries
     return pattern if mask is None else mask & pattern
 
 
@@ -43,12 +44,11 @@ def sliding_window_kernel(q, k, v, mask, is_causal, scale, window: int, block_si
     T_q, T_k = q.size(-2), k.size(-2)
     if T_q == T_k:
         return sliding_window_attention(q, k, v, window, mask, is_causal, scale, block_size)
-    mask = _with_pattern(sliding_window_mask(T_k, window, q.device), mask, T_q)   # decoding with a cache
+    mask = _with_pattern(sliding_window_mask(T_k, window, q.device), mask, T_q)  # decoding with a cache
     return memory_efficient_attention(q, k, v, mask, is_causal, scale)
 
 
-def bigbird_kernel(q, k, v, mask, is_causal, scale, window: int, n_global: int, n_random: int,
-                   seed: int = 0) -> Tensor:
+def bigbird_kernel(q, k, v, mask, is_causal, scale, window: int, n_global: int, n_random: int, seed: int = 0) -> Tensor:
     T_q, T_k = q.size(-2), k.size(-2)
     pattern = bigbird_mask(T_k, window, n_global, n_random, seed, q.device)
     return memory_efficient_attention(q, k, v, _with_pattern(pattern, mask, T_q), is_causal, scale)
@@ -67,8 +67,12 @@ def make_kernel(name: str, **options) -> Kernel | None:
     ``bigbird``: ``window, n_global, n_random, seed``; ``performer``: ``n_features, seed``;
     ``linformer``: ``k, max_len, init`` (a new :class:`LinformerProjection`, with parameters).
     """
-    kernels = {"memory_efficient": memory_efficient_kernel, "sliding_window": sliding_window_kernel,
-               "bigbird": bigbird_kernel, "performer": performer_kernel}
+    kernels = {
+        "memory_efficient": memory_efficient_kernel,
+        "sliding_window": sliding_window_kernel,
+        "bigbird": bigbird_kernel,
+        "performer": performer_kernel,
+    }
     if name not in VARIANTS:
         raise ValueError(f"attention variant name={name!r} is unknown; expected one of {VARIANTS}")
     if name == "full":
@@ -78,7 +82,7 @@ def make_kernel(name: str, **options) -> Kernel | None:
     if name == "linformer":
         return LinformerProjection(**options)
     kernel = kernels[name]
-    try:                                         # check the options now, not at the first forward
+    try:  # check the options now, not at the first forward
         inspect.signature(kernel).bind(None, None, None, None, False, None, **options)
     except TypeError as error:
         raise TypeError(f"attention variant {name!r}: bad options {sorted(options)} ({error})") from None
@@ -114,7 +118,15 @@ class LinformerAttention(MultiHeadAttention):
     paper's headwise sharing. Keys and values longer than ``max_len`` are refused.
     """
 
-    def __init__(self, d_model: int, n_heads: int, k: int, max_len: int, dropout: float = 0.0,
-                 bias: bool = True, init: str = "pool"):
+    def __init__(
+        self,
+        d_model: int,
+        n_heads: int,
+        k: int,
+        max_len: int,
+        dropout: float = 0.0,
+        bias: bool = True,
+        init: str = "pool",
+    ):
         super().__init__(d_model, n_heads, dropout, bias)
         self.kernel = LinformerProjection(k, max_len, init)

@@ -9,6 +9,7 @@ last expression. Functions that take a model or tensors label the figure with th
 - :mod:`.masks` (chapter 5): :func:`mask_grids`, :func:`cross_attention_dataflow`
 - :mod:`.positions` (chapter 6): :func:`position_schematic`
 - :mod:`.transformer` (chapter 7): :func:`transformer_diagram`
+- :mod:`.sparsity` (chapter 8): :func:`sparsity_patterns`
 - :mod:`.bert` (chapter 9): :func:`bert_encoder`
 """
 
@@ -19,6 +20,7 @@ from .heads import multi_head_diagram
 from .masks import cross_attention_dataflow, mask_grids
 from .positions import position_schematic
 from .seq2seq import seq2seq_bottleneck
+from .sparsity import sparsity_patterns
 from .transformer import transformer_diagram
 
 __all__ = [
@@ -34,5 +36,6 @@ __all__ = [
     "qkv_dataflow",
     "scaling_and_softmax",
     "seq2seq_bottleneck",
+    "sparsity_patterns",
     "transformer_diagram",
 ]

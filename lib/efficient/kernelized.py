@@ -1,0 +1,145 @@
+r"""Attention in linear time: Performer's random features and Linformer's low-rank projection.
+
+**Performer** (Choromanski et al., 2021, FAVOR+). The softmax kernel is an expectation over random
+vectors ``ω ~ N(0, I)``: ``exp(x·y) = E[φ(x)·φ(y)]`` with the *positive* features
+``φ(x) = exp(Ωx − ‖x‖²/2) / √m``. With ``m`` features ``Ω [m, d]`` (drawn in orthogonal blocks),
+
+.. math::
+    \mathrm{softmax}(Q K^\top) V \approx \frac{\phi(Q)\,(\phi(K)^\top V)}{\phi(Q)\,(\phi(K)^\top \mathbf 1)}
+
+and the brackets make it O(T·m·d): no ``T × T`` matrix. The error falls as ``1/√m``.
+
+**Linformer** (Wang et al., 2020). Project keys and values along the *sequence* from length ``T`` to
+``k``: ``K' = E K``, ``V' = F V`` with ``E, F [k, T]``, then ``softmax(Q K'ᵀ/√d) V'`` is ``T × k``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import Tensor, nn
+
+from ._checks import check_qkv, expand_mask, positive_int
+
+
+def orthogonal_features(
+    n_features: int, d: int, seed: int = 0, device: torch.device | str | None = None, dtype: torch.dtype = torch.float32
+) -> Tensor:
+    """``Ω [n_features, d]``: Gaussian rows, orthogonal within each block of ``d`` (FAVOR+'s ORF)."""
+    positive_int("n_features", n_features)
+    generator = torch.Generator().manual_seed(seed)
+    blocks = []
+    for _ in range(math.ceil(n_features / d)):
+        g = torch.randn(d, d, generator=generator, dtype=torch.float64)
+        Q, R = torch.linalg.qr(g)
+        blocks.append((Q * torch.sign(torch.diagonal(R))).T)  # d orthonormal rows, uniformly rotated
+    norms = torch.randn(n_features, d, generator=generator, dtype=torch.float64).norm(dim=-1)
+    omega = torch.cat(blocks)[:n_features] * norms[:, None]  # rows with Gaussian lengths
+    return omega.to(device=device, dtype=dtype)
+
+
+def positive_features(x: Tensor, omega: Tensor, is_query: bool) -> Tensor:
+    r"""``φ(x) = exp(Ωx − ‖x‖²/2) / √m`` for the rows of ``x [.., T, d]``, up to a constant factor.
+
+    The constant (a max subtracted inside the ``exp``, for stability) cancels in the ratio of
+    :func:`performer_attention`: per row for queries, one for all keys.
+    """
+    logits = x @ omega.T - (x * x).sum(dim=-1, keepdim=True) / 2  # [.., T, m]
+    shift = logits.amax(dim=-1, keepdim=True) if is_query else logits.amax(dim=(-2, -1), keepdim=True)
+    return torch.exp(logits - shift.detach()) / math.sqrt(omega.size(0))
+
+
+def performer_attention(
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    n_features: int = 256,
+    seed: int = 0,
+    scale: float | None = None,
+    mask: Tensor | None = None,
+) -> Tensor:
+    r"""FAVOR+ attention (non-causal), linear in ``T``: an unbiased estimate of ``softmax(Q Kᵀ·scale) V``.
+
+    ``q [B, H, T_q, d]``, ``k [B, H, T_k, d]``, ``v [B, H, T_k, d_v]`` → ``[B, H, T_q, d_v]``.
+    ``scale`` defaults to ``1/√d`` (split as ``√scale`` on ``q`` and on ``k``). ``mask`` may only
+    mask keys (shape ``[.., 1, T_k]``, e.g. a padding mask): their features are set to zero.
+    ``seed`` fixes the random features; the error shrinks as ``n_features`` grows.
+    """
+    check_qkv(q, k, v)
+    positive_int("n_features", n_features)
+    scale = 1.0 / math.sqrt(q.size(-1)) if scale is None else float(scale)
+    mask = expand_mask(mask, q, k)
+    if mask is not None and mask.size(-2) != 1:
+        raise ValueError(
+            f"performer_attention takes only a key mask [.., 1, T_k] (e.g. padding); got "
+            f"a mask of shape {tuple(mask.shape)}: a query-dependent pattern has no linear form"
+        )
+    omega = orthogonal_features(n_features, q.size(-1), seed, q.device, q.dtype)
+    phi_q = positive_features(q * scale**0.5, omega, is_query=True)  # [.., T_q, m]
+    phi_k = positive_features(k * scale**0.5, omega, is_query=False)  # [.., T_k, m]
+    if mask is not None:
+        phi_k = phi_k * mask.transpose(-2, -1)  # [.., T_k, 1]
+    kv = phi_k.transpose(-2, -1) @ v  # [.., m, d_v]: no T × T
+    normaliser = phi_q @ phi_k.sum(dim=-2, keepdim=True).transpose(-2, -1)  # [.., T_q, 1]
+    return (phi_q @ kv) / normaliser.clamp_min(torch.finfo(q.dtype).tiny)
+
+
+class LinformerProjection(nn.Module):
+    r"""Linformer's sequence projections ``E, F [k, max_len]``, used as an attention kernel.
+
+    ``forward(q, k, v, mask=None, is_causal=False, scale=None) -> out`` computes
+    ``softmax(Q (E K)ᵀ · scale) (F V)`` with ``E, F`` cut to the first ``T_k`` columns.
+    They start as *pooling*: row ``r`` averages the ``r``-th of ``k`` equal segments of the sequence
+    (so at ``k = T`` this is exact attention); training then learns them (``init="random"``:
+    Gaussian entries of variance ``1/k``, the usual Linformer start). A key mask (``[.., 1, T_k]``)
+    zeros the masked keys and values before the projection; causal attention has no Linformer form.
+    """
+
+    def __init__(self, k: int, max_len: int, init: str = "pool"):
+        super().__init__()
+        positive_int("k", k)
+        positive_int("max_len", max_len)
+        if init not in ("pool", "random"):
+            raise ValueError(f"init={init!r} is unknown; expected 'pool' or 'random'")
+        self.k, self.max_len = k, max_len
+        if init == "pool":
+            segment = torch.arange(max_len) * k // max_len  # which segment each position is in
+            weight = (segment[None, :] == torch.arange(k)[:, None]).float()
+            weight = weight / weight.sum(dim=-1, keepdim=True).clamp_min(1)
+        else:
+            weight = torch.randn(k, max_len) / math.sqrt(k)
+        self.E = nn.Parameter(weight.clone())
+        self.F = nn.Parameter(weight.clone())
+
+    def forward(
+        self,
+        q: Tensor,
+        k: Tensor,
+        v: Tensor,
+        mask: Tensor | None = None,
+        is_causal: bool = False,
+        scale: float | None = None,
+    ) -> Tensor:
+        check_qkv(q, k, v)
+        T_k = k.size(-2)
+        if is_causal:
+            raise ValueError(
+                "Linformer is non-causal (E K mixes future keys into every projected key); got is_causal=True"
+            )
+        if T_k > self.max_len:
+            raise ValueError(f"sequence of T_k={T_k} keys is longer than the Linformer's max_len={self.max_len}")
+        mask = expand_mask(mask, q, k)
+        if mask is not None:
+            if mask.size(-2) != 1:
+                raise ValueError(
+                    f"Linformer takes only a key mask [.., 1, T_k] (e.g. padding); got "
+                    f"a mask of shape {tuple(mask.shape)}"
+                )
+            keep = mask.transpose(-2, -1).to(k.dtype)  # [.., T_k, 1]
+            k, v = k * keep, v * keep
+        scale = 1.0 / math.sqrt(q.size(-1)) if scale is None else float(scale)
+        k_proj = self.E[:, :T_k] @ k  # [.., k, d]
+        v_proj = self.F[:, :T_k] @ v  # [.., k, d_v]
+        weights = ((q @ k_proj.transpose(-2, -1)) * scale).softmax(dim=-1)  # [.., T_q, k]
+        return weights @ v_proj

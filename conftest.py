@@ -21,11 +21,12 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
     os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups (it suffixes the node ids)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         path = item.path.as_posix()
         if path.endswith(".ipynb"):
-            group = f"notebook:{item.path.name}"
+            group = f"notebook-{item.path.stem}"
         elif "site_build" in getattr(item, "fixturenames", ()):
             group = "site"
         elif item.path.name == "test_colab.py":

@@ -24,6 +24,7 @@ def compare(
     repeats: int = 5,
     min_seconds: float = 0.02,
     device: torch.device | str = "cpu",
+    clock: Callable[[], float] = time.perf_counter,
 ) -> dict[Hashable, float]:
     """Median seconds per call of each function, timed interleaved.
 
@@ -31,27 +32,30 @@ def compare(
     so that a timing lasts about ``min_seconds``.  In every one of the ``repeats`` rounds each
     function is timed once (in a rotating order), so a burst of load from elsewhere on the machine
     hits all of them alike; the median over the rounds discards the outliers.
+
+    ``clock`` is wall-clock time by default; ``clock=time.thread_time`` counts only the CPU time of
+    this thread (single-threaded CPU work), which other programs on a shared machine cannot inflate.
     """
     device = torch.device(device)
     inner = {}
     for name, fn in fns.items():
         fn()  # warm-up (lazy init, caches)
         synchronize(device)
-        start = time.perf_counter()
+        start = clock()
         fn()
         synchronize(device)
-        inner[name] = max(1, math.ceil(min_seconds / max(time.perf_counter() - start, 1e-6)))
+        inner[name] = max(1, math.ceil(min_seconds / max(clock() - start, 1e-6)))
     names = list(fns)
     samples: dict[Hashable, list[float]] = {name: [] for name in names}
     for r in range(repeats):
         for name in names[r % len(names) :] + names[: r % len(names)]:
             fn, n = fns[name], inner[name]
             synchronize(device)
-            start = time.perf_counter()
+            start = clock()
             for _ in range(n):
                 fn()
             synchronize(device)
-            samples[name].append((time.perf_counter() - start) / n)
+            samples[name].append((clock() - start) / n)
     return {name: statistics.median(s) for name, s in samples.items()}
 
 

@@ -9,34 +9,20 @@ function. Single-threaded work only (``torch.set_num_threads(1)``): other thread
 
 from __future__ import annotations
 
-import math
-import statistics
 import time
 from collections.abc import Callable, Hashable
 
 import torch
 
+from ..bench.timing import compare
+
 
 def cpu_seconds(
     fns: dict[Hashable, Callable[[], object]], repeats: int = 5, min_seconds: float = 0.01
 ) -> dict[Hashable, float]:
-    """Median CPU seconds per call of each function (timed interleaved; see the module docstring)."""
+    """Median CPU seconds per call of each function: :func:`lib.bench.compare` on this thread's clock."""
     if torch.get_num_threads() != 1:
         raise ValueError(
             f"cpu_seconds times one thread; call torch.set_num_threads(1) first (got {torch.get_num_threads()} threads)"
         )
-    inner = {}
-    for name, fn in fns.items():
-        fn()  # warm-up
-        start = time.thread_time()
-        fn()
-        inner[name] = max(1, math.ceil(min_seconds / max(time.thread_time() - start, 1e-6)))
-    names = list(fns)
-    samples: dict[Hashable, list[float]] = {name: [] for name in names}
-    for r in range(repeats):
-        for name in names[r % len(names) :] + names[: r % len(names)]:
-            start = time.thread_time()
-            for _ in range(inner[name]):
-                fns[name]()
-            samples[name].append((time.thread_time() - start) / inner[name])
-    return {name: statistics.median(s) for name, s in samples.items()}
+    return compare(fns, repeats=repeats, min_seconds=min_seconds, clock=time.thread_time)

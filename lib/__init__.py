@@ -1,51 +1,85 @@
-"""lib: the Transformer of CS224N Lecture 8, one readable module per concept.
+"""lib: the Transformer of CS224N Lecture 8, and what the book needs around it.
+
+The model is :mod:`lib.model` (it imports only torch); around it, by role:
+
+- :mod:`lib.training`: the toy tasks, batching, the training loop, learning-rate schedules;
+- :mod:`lib.book`: claims, ``show_source``, plots and the schematics (:mod:`lib.book.diagrams`);
+- :mod:`lib.heads`: switch heads off and record attention weights;
+- :mod:`lib.rnn`: the LSTM baselines; :mod:`lib.efficient`: efficient attention;
+- :mod:`lib.pretrained`: a real pretrained encoder; :mod:`lib.bench`: benchmarks (``python -m lib.bench``).
 
 Chapters import everything from here::
 
     from lib import MultiHeadAttention, Transformer, TransformerConfig, make_task, train
 
-The schematics are in :mod:`lib.diagrams`, the efficient attention variants in :mod:`lib.efficient`,
-the benchmarks in :mod:`lib.bench` (``python -m lib.bench``), and the loader of a real pretrained
-model in :mod:`lib.pretrained` (its dependencies are imported only when a model is loaded).
+Names are loaded on first use (a module-level ``__getattr__``), so ``import lib`` or
+``import lib.model`` loads no plotting library and no benchmark.
 """
 
-from . import diagrams, efficient
-from .attention import KVCache, MultiHeadAttention, record_attention, scaled_dot_product_attention
-from .batching import Batch, LMBatch, Seq2SeqDataset, Vocab, collate, to_lm_batch
-from .claims import claim
-from .data import TaskStream, centered_xor_batch, make_task
-from .decoding import beam_search, generate_tokens, greedy_decode
-from .efficient import (
-    LinformerAttention,
-    bigbird_mask,
-    memory_efficient_attention,
-    performer_attention,
-    sliding_window_mask,
-    use_attention,
-)
-from .heads import ablate_heads, attention_layers
-from .layers import DecoderLayer, EncoderLayer, FeedForward, LayerCache
-from .lm import DecoderOnlyLM, LMConfig
-from .lookup import (
-    LinkedListModel,
-    linked_list_batch,
-    linked_list_neighbours,
-    neighbour_accuracy,
-    neighbour_attention,
-)
-from .masks import causal_mask, padding_mask
-from .plots import plot_attention, plot_attention_grid, plot_history, set_theme
-from .positions import (
-    LearnedPositionalEmbedding,
-    RelativePositionEmbedding,
-    RotaryEmbedding,
-    SinusoidalPositionalEncoding,
-)
-from .pretrained import load_minilm, sentence_embeddings
-from .rnn import AdditiveAttention, Seq2SeqRNN
-from .schedules import make_schedule, noam_lr
-from .train import History, evaluate, lm_loss, seq2seq_loss, train
-from .transformer import Transformer, TransformerConfig
-from .utils import default_device, seed_everything, show_source
+from __future__ import annotations
+
+import importlib
 
 __version__ = "0.1.0"
+
+# Every public name, by the module that defines it.
+_EXPORTS = {
+    "model.attention": ["KVCache", "MultiHeadAttention", "record_attention", "scaled_dot_product_attention"],
+    "model.masks": ["causal_mask", "padding_mask"],
+    "model.modes": ["eval_mode"],
+    "model.positions": [
+        "LearnedPositionalEmbedding",
+        "RelativePositionEmbedding",
+        "RotaryEmbedding",
+        "SinusoidalPositionalEncoding",
+    ],
+    "model.layers": ["DecoderLayer", "EncoderLayer", "FeedForward", "LayerCache"],
+    "model.transformer": ["Transformer", "TransformerConfig"],
+    "model.lm": ["DecoderOnlyLM", "LMConfig"],
+    "model.generation": ["beam_search", "generate_tokens", "greedy_decode"],
+    "heads": ["ablate_heads", "attention_layers"],
+    "rnn": ["AdditiveAttention", "Seq2SeqRNN"],
+    "training.batching": ["Batch", "LMBatch", "Seq2SeqDataset", "Vocab", "collate", "to_lm_batch"],
+    "training.data": ["TaskStream", "centered_xor_batch", "make_task"],
+    "training.device": ["default_device", "seed_everything"],
+    "training.lookup": [
+        "LinkedListModel",
+        "linked_list_batch",
+        "linked_list_neighbours",
+        "neighbour_accuracy",
+        "neighbour_attention",
+    ],
+    "training.schedules": ["make_schedule", "noam_lr"],
+    "training.train": ["History", "evaluate", "lm_loss", "seq2seq_loss", "train"],
+    "book.claims": ["claim"],
+    "book.plots": ["plot_attention", "plot_attention_grid", "plot_history", "set_theme"],
+    "book.source": ["show_source"],
+    "efficient": [
+        "LinformerAttention",
+        "bigbird_mask",
+        "memory_efficient_attention",
+        "performer_attention",
+        "sliding_window_mask",
+        "use_attention",
+    ],
+    "pretrained": ["load_minilm", "sentence_embeddings"],
+}
+_WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
+_SUBPACKAGES = ("model", "training", "book", "heads", "rnn", "efficient", "bench", "pretrained")
+
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str):
+    if name in _WHERE:
+        value = getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
+    elif name in _SUBPACKAGES:
+        value = importlib.import_module(f"{__name__}.{name}")
+    else:
+        raise AttributeError(f"module 'lib' has no attribute {name!r}")
+    globals()[name] = value  # the next look-up is a plain attribute
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_WHERE, *_SUBPACKAGES])

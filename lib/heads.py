@@ -18,8 +18,8 @@ from contextlib import contextmanager
 import torch
 from torch import Tensor, nn
 
-from .attention import MultiHeadAttention
-from .checks import check_int, check_tensor
+from .model.attention import MultiHeadAttention
+from .model.checks import check_int, check_tensor
 
 
 def attention_layers(model: nn.Module) -> dict[str, MultiHeadAttention]:

@@ -1,6 +1,6 @@
 """A real pretrained Transformer run by ``lib``: all-MiniLM-L6-v2, a 6-layer BERT encoder.
 
-The model is made of the book's own blocks: an :class:`~lib.layers.EncoderLayer` per layer
+The model is made of the book's own blocks: an :class:`~lib.model.layers.EncoderLayer` per layer
 (post-LN, GELU, LayerNorm ``eps = 1e-12``) on top of BERT's embeddings
 
 .. math::
@@ -38,8 +38,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .layers import EncoderLayer
-from .masks import padding_mask
+from .model.layers import EncoderLayer
+from .model.masks import padding_mask
 
 if TYPE_CHECKING:  # pragma: no cover - only for type hints
     from tokenizers import Tokenizer
@@ -135,7 +135,7 @@ class BertEmbeddings(nn.Module):
 
 
 class MiniLM(nn.Module):
-    """A BERT encoder built from ``lib``'s :class:`~lib.layers.EncoderLayer` (post-LN, GELU).
+    """A BERT encoder built from ``lib``'s :class:`~lib.model.layers.EncoderLayer` (post-LN, GELU).
 
     ``forward(input_ids [B, T], attention_mask [B, T] or None, token_type_ids [B, T] or None)
     -> hidden states [B, T, d]``. ``attention_mask`` is 1 (or ``True``) on real tokens and 0 on

@@ -15,9 +15,9 @@ import torch
 from torch import Tensor, nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from .attention import scaled_dot_product_attention
-from .checks import check_choice, check_int, check_tokens
-from .masks import masked_softmax, padding_mask
+from .model.attention import scaled_dot_product_attention
+from .model.checks import check_choice, check_int, check_tokens
+from .model.masks import masked_softmax, padding_mask
 
 RNN_ATTENTION = (None, "additive", "dot")
 

@@ -8,9 +8,9 @@ from matplotlib.figure import Figure
 
 import lib
 from lib import MultiHeadAttention
-from lib.diagrams.heads import multi_head_diagram
+from lib.book.diagrams.heads import multi_head_diagram
 from lib.heads import ablate_heads, attention_layers
-from lib.lookup import LinkedListModel, linked_list_batch, linked_list_neighbours, neighbour_accuracy
+from lib.training.lookup import LinkedListModel, linked_list_batch, linked_list_neighbours, neighbour_accuracy
 
 
 def _model(n_heads: int = 2, n_layers: int = 1) -> LinkedListModel:
@@ -184,7 +184,7 @@ def test_multi_head_diagram_rejects_bad_input() -> None:
 
 
 def test_neighbour_attention_measures_mass_on_next_and_previous() -> None:
-    from lib.lookup import neighbour_attention
+    from lib.training.lookup import neighbour_attention
 
     model = _model(n_heads=2, n_layers=2)
     batch = linked_list_batch(4, seed=0)

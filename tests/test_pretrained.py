@@ -213,7 +213,7 @@ def test_schematic_is_labelled_with_the_config() -> None:
     matplotlib.use("Agg")
     from matplotlib.figure import Figure
 
-    from lib.diagrams import bert_encoder
+    from lib.book.diagrams import bert_encoder
 
     config = BertConfig(num_hidden_layers=3, hidden_size=48, num_attention_heads=4, intermediate_size=96)
     fig = bert_encoder(MiniLM(config), T=7)

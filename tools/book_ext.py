@@ -415,7 +415,7 @@ def dedupe_scripts(app: Sphinx, pagename, templatename, context, doctree) -> Non
 
 
 def setup(app: Sphinx) -> dict:
-    # For every kernel this build starts (they inherit the environment): see lib.train.
+    # For every kernel this build starts (they inherit the environment): see lib.training.train.
     os.environ.setdefault("TQDM_DISABLE", "1")
     _register_author_year_style()
     app.add_node(runtime_placeholder)

@@ -9,10 +9,10 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from ..attention import MultiHeadAttention, record_attention
-from ..layers import EncoderLayer
-from ..lm import DecoderOnlyLM, LMConfig
-from ..masks import causal_mask
+from ..model.attention import MultiHeadAttention, record_attention
+from ..model.layers import EncoderLayer
+from ..model.lm import DecoderOnlyLM, LMConfig
+from ..model.masks import causal_mask
 from .memory import _qkv, attend, peak_memories
 from .timing import compare, loglog_slope
 

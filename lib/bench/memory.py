@@ -14,8 +14,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from ..attention import scaled_dot_product_attention
-from ..checks import check_choice
+from ..model.attention import scaled_dot_product_attention
+from ..model.checks import check_choice
 
 
 def attend(method: str, q: Tensor, k: Tensor, v: Tensor) -> Tensor:

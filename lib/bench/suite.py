@@ -11,8 +11,8 @@ from pathlib import Path
 
 import torch
 
-from ..checks import check_choice, check_int
-from ..utils import default_device
+from ..model.checks import check_choice, check_int
+from ..training.device import default_device
 from .measure import bench_attention, bench_decoding, bench_matmul, bench_scaling, bench_training
 from .report import to_markdown
 

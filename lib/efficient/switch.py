@@ -17,7 +17,7 @@ from functools import partial
 import torch
 from torch import Tensor, nn
 
-from ..attention import MultiHeadAttention
+from ..model.attention import MultiHeadAttention
 from .blockwise import memory_efficient_attention
 from .kernelized import LinformerProjection, performer_attention
 from .sparse import bigbird_mask, sliding_window_attention, sliding_window_mask

@@ -1,0 +1,8 @@
+"""What the book shows around the model: claims, ``show_source``, plots and schematics.
+
+It may import the model; the model never imports it. Plotting libraries load with
+:mod:`lib.book.plots` and :mod:`lib.book.diagrams`, not with this package.
+"""
+
+from .claims import claim
+from .source import show_source

@@ -1,0 +1,83 @@
+"""Who may attend to whom: full, causal, sliding-window and BigBird patterns as ``T × T`` grids.
+
+Row ``i`` is a query, column ``j`` a key; a coloured cell is a pair whose score is computed. Under each
+grid: how many of the ``T²`` pairs that is, taken from the real masks of :mod:`lib.efficient`.
+"""
+
+from __future__ import annotations
+
+import torch
+from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
+
+from ...efficient import bigbird_mask, sliding_window_mask
+from ...model.masks import causal_mask
+from .canvas import Canvas, _light, color
+
+# What each kind of cell is, and its colour role.
+KINDS = {"attends": "attention", "window": "query", "global": "key", "random": "value"}
+
+
+def _grid(c: Canvas, x: float, y: float, kinds: list[list[str | None]], cell: float) -> None:
+    T = len(kinds)
+    for i in range(T):
+        for j in range(T):
+            kind = kinds[i][j]
+            face = "white" if kind is None else _light(color(KINDS[kind]), 0.25)
+            c.ax.add_patch(
+                Rectangle(
+                    (x + j * cell, y + (T - 1 - i) * cell),
+                    cell,
+                    cell,
+                    facecolor=face,
+                    edgecolor="#cccccc",
+                    linewidth=0.5,
+                )
+            )
+    c.ax.add_patch(Rectangle((x, y), T * cell, T * cell, fill=False, edgecolor="#444444", linewidth=1.2))
+
+
+def sparsity_patterns(T: int = 16, window: int = 2, n_global: int = 2, n_random: int = 2, seed: int = 0) -> Figure:
+    """Four ``T × T`` grids (query rows, key columns): full, causal, sliding window, BigBird."""
+    full = torch.ones(T, T, dtype=torch.bool)
+    causal = causal_mask(T)
+    local = sliding_window_mask(T, window)
+    bigbird = bigbird_mask(T, window, n_global, n_random, seed)
+    is_global = torch.zeros(T, T, dtype=torch.bool)
+    is_global[:n_global], is_global[:, :n_global] = True, True
+
+    def kinds(mask: torch.Tensor, kind_of) -> list[list[str | None]]:
+        return [[kind_of(i, j) if mask[i, j] else None for j in range(T)] for i in range(T)]
+
+    panels = [
+        ("full", kinds(full, lambda i, j: "attends"), full),
+        ("causal", kinds(causal, lambda i, j: "attends"), causal),
+        (f"sliding window, w = {window}", kinds(local, lambda i, j: "window"), local),
+        (
+            f"BigBird: w = {window}, {n_global} global,\n{n_random} random per row",
+            kinds(bigbird, lambda i, j: "global" if is_global[i, j] else "window" if local[i, j] else "random"),
+            bigbird,
+        ),
+    ]
+    cell, size, gap = 0.18, 0.18 * T, 1.0
+    width = 4 * size + 3 * gap + 1.0
+    c = Canvas(width, size + 2.2, title="Which query–key pairs are computed (rows: queries i, columns: keys j)")
+    for n, (name, grid, mask) in enumerate(panels):
+        x = 0.5 + n * (size + gap)
+        _grid(c, x, 1.2, grid, cell)
+        c.text(x + size / 2, 1.2 + size + 0.35, name, fontsize=10, bold=True)
+        pairs = int(mask.sum())
+        c.text(x + size / 2, 0.75, f"{pairs} of T² = {T * T} pairs ({pairs / T / T:.0%})", fontsize=9)
+    labels = [
+        ("window (|i − j| ≤ w)", "window"),
+        ("global tokens", "global"),
+        ("random keys", "random"),
+        ("full / causal", "attends"),
+    ]
+    for n, (text, kind) in enumerate(labels):
+        x = 0.5 + n * (width - 1) / 4
+        c.ax.add_patch(
+            Rectangle((x, 0.15), 0.25, 0.25, facecolor=_light(color(KINDS[kind]), 0.25), edgecolor="#888888")
+        )
+        c.text(x + 0.35, 0.27, text, ha="left", fontsize=9)
+    return c.done()

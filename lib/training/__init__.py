@@ -1,0 +1,7 @@
+"""Training the model: toy tasks and their batches, the training loop, learning-rate schedules."""
+
+from .batching import Batch, LMBatch, Seq2SeqDataset, Vocab, collate, to_lm_batch
+from .data import TaskStream, centered_xor_batch, make_task
+from .device import default_device, seed_everything
+from .schedules import make_schedule, noam_lr
+from .train import History, evaluate, lm_loss, seq2seq_loss, train

@@ -1,0 +1,207 @@
+r"""A toy task that needs two different look-ups per token at once (chapter 4, multi-head attention).
+
+**The linked list.** A sequence holds ``n_items`` nodes of a cycle, in a random order. Node ``i`` is
+one token with three fields: its own ``name`` :math:`a_i`, the name of the next node
+:math:`p_i` (its *pointer*), and a ``colour`` :math:`c_i`. Every node must output two colours:
+
+.. math::
+    y_i = \bigl(c_{\mathrm{next}(i)},\; c_{\mathrm{prev}(i)}\bigr), \qquad
+    \mathrm{next}(i) = \text{the } j \text{ with } a_j = p_i, \qquad
+    \mathrm{prev}(i) = \text{the } j \text{ with } p_j = a_i .
+
+Both are look-ups by content, but by *different* content: the next node is the one whose name
+matches my pointer, the previous one the node whose pointer matches my name. One attention head
+computes one weighted average per token; two heads can make the two look-ups side by side.
+
+The two colours are returned as one class ``c_next · n_colours + c_prev`` (so :func:`lib.lm_loss`
+and :func:`lib.evaluate` apply unchanged), and :class:`LinkedListModel` scores that class as the sum
+of two independent read-outs, which makes its cross-entropy the sum of the two colours' losses.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import Tensor, nn
+
+from ..model.checks import check_int, check_tensor
+from ..model.layers import EncoderLayer
+from .data import LMBatch
+
+
+def linked_list_batch(
+    batch_size: int,
+    n_items: int = 12,
+    n_names: int = 16,
+    n_colours: int = 16,
+    *,
+    seed: int = 0,
+    device: torch.device | str | None = None,
+) -> LMBatch:
+    """A batch of the linked-list task (see the module docstring).
+
+    Each sequence: ``n_items`` distinct names drawn from ``n_names``, linked into one random cycle,
+    listed in a random order, each node with a colour drawn uniformly from ``n_colours``.
+
+    Returns an :class:`~lib.training.data.LMBatch`: ``input`` long ``[B, T, 3]`` with the fields
+    ``(name, pointer, colour)``; ``target`` long ``[B, T]``, the class
+    ``c_next · n_colours + c_prev``; ``pad_id = -100`` (nothing is padding). The same ``seed``
+    gives the same batch (generated on the CPU, then moved to ``device``).
+    """
+    check_int("batch_size", batch_size, minimum=1)
+    check_int("n_items", n_items, minimum=2)
+    check_int("n_names", n_names, minimum=n_items)
+    check_int("n_colours", n_colours, minimum=2)
+    check_int("seed", seed)
+    g = torch.Generator().manual_seed(seed)
+    B, T = batch_size, n_items
+    cycle = torch.rand(B, T, generator=g).argsort(dim=-1)  # positions, in cycle order
+    nxt = torch.empty_like(cycle).scatter_(1, cycle, cycle.roll(-1, dims=1))  # next(i)  [B, T]
+    prv = torch.empty_like(cycle).scatter_(1, cycle, cycle.roll(1, dims=1))  # prev(i)  [B, T]
+    names = torch.rand(B, n_names, generator=g).argsort(dim=-1)[:, :T]  # a_i, distinct
+    pointers = names.gather(1, nxt)  # p_i = a_next(i)
+    colours = torch.randint(n_colours, (B, T), generator=g)  # c_i
+    target = colours.gather(1, nxt) * n_colours + colours.gather(1, prv)
+    fields = torch.stack([names, pointers, colours], dim=-1)  # [B, T, 3]
+    return LMBatch(fields, target, pad_id=-100).to(device)
+
+
+def linked_list_neighbours(fields: Tensor) -> tuple[Tensor, Tensor]:
+    """The positions of each node's next and previous node, ``([B, T], [B, T])``, from the fields.
+
+    ``next(i)`` is the ``j`` whose name equals ``i``'s pointer; ``prev(i)`` the ``j`` whose pointer
+    equals ``i``'s name. These are the two positions a node must look up.
+    """
+    check_tensor("fields", fields)
+    if fields.dim() != 3 or fields.size(-1) != 3:
+        raise ValueError(f"fields must be [B, T, 3] (name, pointer, colour), got {tuple(fields.shape)}")
+    names, pointers = fields[..., 0], fields[..., 1]
+    nxt = (pointers[:, :, None] == names[:, None, :]).long().argmax(dim=-1)
+    prv = (names[:, :, None] == pointers[:, None, :]).long().argmax(dim=-1)
+    return nxt, prv
+
+
+class LinkedListModel(nn.Module):
+    r"""Encoder layers of ``lib`` on the linked list, with one read-out per colour.
+
+    .. math::
+        x_i = E_{\mathrm{name}}[a_i] + E_{\mathrm{pointer}}[p_i] + E_{\mathrm{colour}}[c_i], \qquad
+        h = \mathrm{LayerNorm}(\mathrm{Layers}(x)), \qquad
+        \mathrm{logit}_i(c, c') = w^{\mathrm{next}}_c \cdot h_i + w^{\mathrm{prev}}_{c'} \cdot h_i
+
+    No positional encoding: the nodes are a set, their order in the sequence means nothing.
+    ``forward(fields [B, T, 3]) -> logits [B, T, n_colours²]`` (class ``c · n_colours + c'``).
+    The layers are pre-LN :class:`~lib.model.layers.EncoderLayer` without dropout, ``d_ff = 4 d_model``.
+    """
+
+    def __init__(
+        self,
+        d_model: int = 32,
+        n_heads: int = 2,
+        n_layers: int = 1,
+        n_names: int = 16,
+        n_colours: int = 16,
+        d_ff: int | None = None,
+    ):
+        super().__init__()
+        for name, value in (
+            ("d_model", d_model),
+            ("n_heads", n_heads),
+            ("n_layers", n_layers),
+            ("n_names", n_names),
+            ("n_colours", n_colours),
+        ):
+            check_int(name, value, minimum=1)
+        if d_model % n_heads:
+            raise ValueError(f"d_model={d_model} is not divisible by n_heads={n_heads}")
+        self.n_names, self.n_colours = n_names, n_colours
+        self.name_embed = nn.Embedding(n_names, d_model)
+        self.pointer_embed = nn.Embedding(n_names, d_model)
+        self.colour_embed = nn.Embedding(n_colours, d_model)
+        self.layers = nn.ModuleList(
+            EncoderLayer(d_model, n_heads, d_ff or 4 * d_model, dropout=0.0, norm_first=True) for _ in range(n_layers)
+        )
+        self.norm = nn.LayerNorm(d_model)
+        self.next_readout = nn.Linear(d_model, n_colours)
+        self.prev_readout = nn.Linear(d_model, n_colours)
+
+    def forward(self, fields: Tensor) -> Tensor:
+        check_tensor("fields", fields)
+        if fields.dim() != 3 or fields.size(-1) != 3 or fields.dtype != torch.long:
+            raise ValueError(
+                f"fields must be a long tensor [B, T, 3] (name, pointer, colour), "
+                f"got {tuple(fields.shape)} {fields.dtype}"
+            )
+        names, pointers, colours = fields.unbind(dim=-1)
+        limits = {
+            "name": (names, self.n_names),
+            "pointer": (pointers, self.n_names),
+            "colour": (colours, self.n_colours),
+        }
+        for field, (ids, n) in limits.items():
+            if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= n):
+                raise ValueError(f"{field} ids must lie in [0, {n}), got [{int(ids.min())}, {int(ids.max())}]")
+        x = self.name_embed(names) + self.pointer_embed(pointers) + self.colour_embed(colours)
+        for layer in self.layers:
+            x = layer(x)
+        h = self.norm(x)
+        scores = self.next_readout(h)[..., :, None] + self.prev_readout(h)[..., None, :]  # [B, T, N, N]
+        return scores.flatten(-2)
+
+
+@torch.no_grad()
+def neighbour_accuracy(model: nn.Module, batch: LMBatch) -> dict[str, float]:
+    """The fraction of nodes whose next colour, previous colour, and both colours are right.
+
+    Returns ``{"next": …, "prev": …, "both": …}`` (``"both"`` is :func:`lib.evaluate`'s
+    ``token_accuracy``). The model's training mode is restored afterwards.
+    """
+    if not isinstance(batch, LMBatch):
+        raise TypeError(f"batch must be an LMBatch from linked_list_batch, got {type(batch).__name__}")
+    device = next(model.parameters()).device
+    batch = batch.to(device)
+    was_training = model.training
+    model.eval()
+    logits = model(batch.input)
+    model.train(was_training)
+    n = math.isqrt(logits.size(-1))
+    if n * n != logits.size(-1):
+        raise ValueError(f"the model's logits have {logits.size(-1)} classes; expected n_colours²")
+    pred, target = logits.argmax(dim=-1), batch.target
+    next_ok, prev_ok = pred // n == target // n, pred % n == target % n
+    return {
+        "next": next_ok.float().mean().item(),
+        "prev": prev_ok.float().mean().item(),
+        "both": (next_ok & prev_ok).float().mean().item(),
+    }
+
+
+@torch.no_grad()
+def neighbour_attention(model: nn.Module, batch: LMBatch) -> dict[str, Tensor]:
+    r"""How much attention each head puts on each node's next and previous node.
+
+    For every attention layer of ``model`` (by name) a tensor ``[H, 2]``: column 0 is
+    :math:`\frac{1}{BT}\sum_{b,i} \alpha^{h}_{i,\mathrm{next}(i)}`, column 1 the same for
+    :math:`\mathrm{prev}(i)` — the share of head ``h``'s attention that lands on the node its role
+    would predict. 1 means the head looks only there; a head that ignored both would score about
+    ``1 / n_items``.
+    """
+    from ..model.attention import record_attention
+
+    if not isinstance(batch, LMBatch):
+        raise TypeError(f"batch must be an LMBatch from linked_list_batch, got {type(batch).__name__}")
+    device = next(model.parameters()).device
+    batch = batch.to(device)
+    nxt, prv = linked_list_neighbours(batch.input)  # [B, T] each
+    was_training = model.training
+    model.eval()
+    with record_attention(model) as maps:
+        model(batch.input)
+    model.train(was_training)
+    result = {}
+    for name, w in maps.items():  # w [B, H, T, T]
+        on_next = w.gather(-1, nxt[:, None, :, None].expand(-1, w.size(1), -1, 1)).mean(dim=(0, 2, 3))
+        on_prev = w.gather(-1, prv[:, None, :, None].expand(-1, w.size(1), -1, 1)).mean(dim=(0, 2, 3))
+        result[name] = torch.stack([on_next, on_prev], dim=-1).cpu()  # [H, 2]
+    return result

@@ -1,0 +1,346 @@
+"""Training: the losses, a training loop and teacher-forced evaluation.
+
+The learning-rate schedules (the paper's among them) are in :mod:`lib.training.schedules`.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+import warnings
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from itertools import count
+from typing import Union
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+from torch.optim.lr_scheduler import LRScheduler
+from tqdm.auto import tqdm
+from tqdm.std import tqdm as _text_tqdm
+
+from ..model.checks import check_int, check_number
+from .batching import Batch, LMBatch, Seq2SeqDataset, to_lm_batch
+from .data import TaskStream
+from .schedules import make_schedule
+
+# ----------------------------------------------------------------------------------------------
+# Losses
+# ----------------------------------------------------------------------------------------------
+
+
+def _logits_and_targets(model: nn.Module, batch: Batch | LMBatch) -> tuple[Tensor, Tensor]:
+    """Run the model on a batch: ``model(src, tgt_in)`` for a :class:`Batch`, ``model(input)`` for an :class:`LMBatch`."""
+    if isinstance(batch, Batch):
+        logits, target, call = model(batch.src, batch.tgt_in), batch.tgt_out, "model(src, tgt_in)"
+    elif isinstance(batch, LMBatch):
+        logits, target, call = model(batch.input), batch.target, "model(input)"
+    else:
+        raise TypeError(f"batch must be a Batch or an LMBatch, got {type(batch).__name__}")
+    if not isinstance(logits, Tensor):
+        raise TypeError(f"{call} must return a logits tensor [B, T, V], got {type(logits).__name__}")
+    if logits.dim() != 3 or logits.shape[:2] != target.shape:
+        raise ValueError(
+            f"{call} returned shape {tuple(logits.shape)}; expected logits [B, T, V] with "
+            f"(B, T) = {tuple(target.shape)}"
+        )
+    return logits, target
+
+
+def _cross_entropy(
+    logits: Tensor, target: Tensor, pad_id: int, label_smoothing: float = 0.0, reduction: str = "mean"
+) -> Tensor:
+    return F.cross_entropy(
+        logits.reshape(-1, logits.shape[-1]),
+        target.reshape(-1),
+        ignore_index=pad_id,
+        label_smoothing=label_smoothing,
+        reduction=reduction,
+    )
+
+
+def seq2seq_loss(model: nn.Module, batch: Batch, label_smoothing: float = 0.0) -> Tensor:
+    """Mean cross-entropy of ``model(src, tgt_in)`` against ``tgt_out``, padding ignored.
+
+    With label smoothing ε (paper §5.4: ε = 0.1) the target distribution puts 1 - ε on the right
+    token and spreads ε uniformly over the vocabulary (``F.cross_entropy(label_smoothing=ε)``).
+    """
+    if not isinstance(batch, Batch):
+        raise TypeError(
+            f"seq2seq_loss needs a Batch (src, tgt_in, tgt_out), got {type(batch).__name__}; "
+            "for a decoder-only model use lm_loss"
+        )
+    logits, target = _logits_and_targets(model, batch)
+    return _cross_entropy(logits, target, batch.pad_id, label_smoothing)
+
+
+def lm_loss(model: nn.Module, batch: LMBatch | Batch, label_smoothing: float = 0.0) -> Tensor:
+    """Mean next-token cross-entropy of a decoder-only ``model(input)``, on the answer tokens only.
+
+    A seq2seq :class:`Batch` is converted first with :func:`lib.training.data.to_lm_batch`.
+    """
+    if isinstance(batch, Batch):
+        batch = to_lm_batch(batch)
+    if not isinstance(batch, LMBatch):
+        raise TypeError(f"lm_loss needs an LMBatch or a Batch, got {type(batch).__name__}")
+    logits, target = _logits_and_targets(model, batch)
+    return _cross_entropy(logits, target, batch.pad_id, label_smoothing)
+
+
+# ----------------------------------------------------------------------------------------------
+# Evaluation
+# ----------------------------------------------------------------------------------------------
+
+
+@torch.no_grad()
+def evaluate(
+    model: nn.Module,
+    data: Seq2SeqDataset | Batch | LMBatch | Iterable[Batch | LMBatch],
+    *,
+    lm: bool = False,
+    batch_size: int = 256,
+) -> dict[str, float]:
+    """Teacher-forced metrics on a finite data set (padding ignored):
+
+    - ``loss``: mean cross-entropy per target token;
+    - ``token_accuracy``: fraction of target tokens whose argmax prediction is right;
+    - ``exact_match``: fraction of sequences with *every* target token right.
+
+    Teacher forcing feeds the true prefix, so this is an upper bound on what free-running
+    (greedy) decoding achieves. ``lm=True`` evaluates a decoder-only ``model(input)`` on
+    :func:`~lib.training.data.to_lm_batch` of each batch. The model's training mode is restored afterwards.
+    """
+    if isinstance(data, TaskStream):
+        raise TypeError("evaluate needs a finite data set, got an endless TaskStream; use make_task(...)")
+    if isinstance(data, Seq2SeqDataset):
+        data = data.batches(batch_size, shuffle=False)
+    elif isinstance(data, (Batch, LMBatch)):
+        data = [data]
+    device = _model_device(model)
+    was_training = model.training
+    model.eval()
+    loss = correct = tokens = exact = sequences = 0.0
+    for batch in data:
+        batch = batch.to(device)
+        if lm and isinstance(batch, Batch):
+            batch = to_lm_batch(batch)
+        logits, target = _logits_and_targets(model, batch)
+        keep = target != batch.pad_id
+        right = logits.argmax(dim=-1) == target
+        loss += _cross_entropy(logits.float(), target, batch.pad_id, reduction="sum").item()
+        correct += (right & keep).sum().item()
+        tokens += keep.sum().item()
+        exact += (right | ~keep).all(dim=1).sum().item()
+        sequences += target.shape[0]
+    model.train(was_training)
+    if tokens == 0:
+        raise ValueError("data held no target tokens to evaluate on")
+    return {"loss": loss / tokens, "token_accuracy": correct / tokens, "exact_match": exact / sequences}
+
+
+# ----------------------------------------------------------------------------------------------
+# The training loop
+# ----------------------------------------------------------------------------------------------
+
+
+@dataclass
+class History:
+    """What :func:`train` records: one entry per step, plus the evaluations.
+
+    ``evals`` is a list of dicts, each with ``"step"`` and the metrics of ``eval_fn``.
+    ``seconds`` is the wall-clock time of the whole run.
+    """
+
+    step: list[int] = field(default_factory=list)
+    loss: list[float] = field(default_factory=list)
+    lr: list[float] = field(default_factory=list)
+    grad_norm: list[float] = field(default_factory=list)
+    evals: list[dict] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def __repr__(self) -> str:
+        last = f", last loss {self.loss[-1]:.4f}" if self.loss else ""
+        return f"History({len(self.step)} steps{last}, {len(self.evals)} evals, {self.seconds:.1f} s)"
+
+
+Data = Union[Seq2SeqDataset, Iterable[Union[Batch, LMBatch]], Callable[[int], Union[Batch, LMBatch]]]
+
+
+def train(
+    model: nn.Module,
+    data: Data,
+    *,
+    steps: int,
+    loss_fn: Callable[..., Tensor] = seq2seq_loss,
+    optimizer: torch.optim.Optimizer | None = None,
+    lr: float = 1e-3,
+    schedule: str | LRScheduler = "constant",
+    warmup_steps: int = 0,
+    label_smoothing: float = 0.0,
+    clip_grad_norm: float | None = 1.0,
+    batch_size: int = 64,
+    eval_fn: Callable[[nn.Module], dict] | None = None,
+    eval_every: int | None = None,
+    device: torch.device | str | None = None,
+    progress: bool = True,
+    desc: str | None = None,
+) -> History:
+    """Train ``model`` for ``steps`` optimizer steps and return the :class:`History`.
+
+    data
+        a :class:`~lib.training.data.Seq2SeqDataset` (reshuffled every epoch, ``batch_size`` examples a step),
+        an iterable of batches (started again when it ends, e.g. a list; an endless
+        :class:`~lib.training.data.TaskStream` draws fresh examples every step), a function
+        ``step -> batch``, or a single batch (to check that the model can overfit it).
+    loss_fn
+        ``loss_fn(model, batch) -> scalar``; :func:`seq2seq_loss` (default) or :func:`lm_loss`.
+        It also receives ``label_smoothing=`` when that is not 0.
+    optimizer
+        default: Adam with the paper's β = (0.9, 0.98), ε = 1e-9 and learning rate ``lr``.
+    schedule
+        a name from :func:`make_schedule` (``"constant"``, ``"linear_warmup"``, ``"noam"``,
+        ``"cosine"``) applied to ``lr`` with ``warmup_steps``, or your own ``LRScheduler``
+        built on ``optimizer``.
+    clip_grad_norm
+        clip the global gradient norm to this (``None``: no clipping). The norm before clipping
+        is recorded either way.
+    eval_fn
+        ``eval_fn(model) -> dict of metrics``, e.g. ``lambda m: evaluate(m, test_set)``; run
+        every ``eval_every`` steps (default: 10 times per run) and after the last step, in
+        ``eval()`` mode.
+
+    Batches are moved to the model's device (or to ``device``, where the model is moved first).
+    The model is in ``train()`` mode while training (``eval()`` mode while ``eval_fn`` runs) and
+    back in the mode it was in when this returns.
+    One progress bar (``tqdm.auto``) shows the loss; ``progress=False`` hides it. With tqdm's own
+    switch ``TQDM_DISABLE=1`` in the environment (for static output, e.g. a page built from the
+    notebook) there is no live bar, and the bar is printed once, in its final state, on stdout:
+    one line per run. If the loss becomes NaN or infinite, training stops with a warning and the
+    history so far is returned.
+    """
+    check_int("steps", steps, minimum=1)
+    eval_every = max(1, steps // 10) if eval_every is None else check_int("eval_every", eval_every, minimum=1)
+    if clip_grad_norm is not None:
+        check_number("clip_grad_norm", clip_grad_norm, 0.0, low_open=True)
+    if device is not None:
+        model.to(device)
+    device = _model_device(model)
+    next_batch = _batch_source(data, batch_size)
+    params = [p for p in model.parameters() if p.requires_grad]
+    if optimizer is None:
+        optimizer = torch.optim.Adam(params, lr=lr, betas=(0.9, 0.98), eps=1e-9)
+    if isinstance(schedule, LRScheduler):
+        if schedule.optimizer is not optimizer:
+            raise ValueError("schedule is an LRScheduler of another optimizer; pass that optimizer as optimizer=")
+        scheduler = schedule
+    else:
+        scheduler = make_schedule(optimizer, schedule, warmup_steps=warmup_steps, total_steps=steps)
+    loss_kw = {"label_smoothing": label_smoothing} if label_smoothing else {}
+    max_norm = clip_grad_norm if clip_grad_norm is not None else math.inf
+
+    history = History()
+    postfix: dict[str, str] = {}
+    start = time.perf_counter()
+    was_training = model.training
+    model.train()
+    final_bar_only = progress and _tqdm_disabled_by_environment()
+    with tqdm(
+        total=steps,
+        desc=desc or "train",
+        disable=not progress or final_bar_only,
+        leave=True,
+        mininterval=0.5,
+        dynamic_ncols=True,
+    ) as bar:
+        for step in range(1, steps + 1):
+            batch = next_batch(step).to(device)
+            loss = loss_fn(model, batch, **loss_kw)
+            if not torch.isfinite(loss):
+                warnings.warn(f"training diverged at step {step} (loss = {loss.item()}); stopping", stacklevel=2)
+                break
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            grad_norm = torch.nn.utils.clip_grad_norm_(params, max_norm)
+            history.lr.append(optimizer.param_groups[0]["lr"])  # the lr this step used
+            optimizer.step()
+            scheduler.step()
+
+            history.step.append(step)
+            history.loss.append(loss.item())
+            history.grad_norm.append(grad_norm.item())
+            postfix["loss"] = f"{history.loss[-1]:.4f}"
+            if eval_fn is not None and (step % eval_every == 0 or step == steps):
+                model.eval()
+                metrics = dict(eval_fn(model))
+                model.train()
+                history.evals.append({"step": step, **metrics})
+                postfix.update(
+                    {
+                        ("eval_loss" if k == "loss" else k): f"{v:.3f}"
+                        for k, v in metrics.items()
+                        if isinstance(v, (int, float))
+                    }
+                )
+            bar.set_postfix(postfix, refresh=False)
+            bar.update(1)
+    history.seconds = time.perf_counter() - start
+    if final_bar_only:
+        print(
+            _text_tqdm.format_meter(
+                len(history.step),
+                steps,
+                history.seconds,
+                prefix=desc or "train",
+                postfix=", ".join(f"{k}={v}" for k, v in postfix.items()) or None,
+            )
+        )
+    model.train(was_training)
+    return history
+
+
+def _tqdm_disabled_by_environment() -> bool:
+    """``TQDM_DISABLE`` set to a true value (tqdm's notebook bar ignores it, so train reads it itself)."""
+    return os.environ.get("TQDM_DISABLE", "").strip().lower() not in ("", "0", "false", "no", "off")
+
+
+def _model_device(model: nn.Module) -> torch.device:
+    try:
+        return next(model.parameters()).device
+    except StopIteration:
+        raise TypeError(f"model ({type(model).__name__}) has no parameters to train") from None
+
+
+def _batch_source(data: Data, batch_size: int) -> Callable[[int], Batch | LMBatch]:
+    """Turn any accepted form of ``data`` into a function ``step -> batch``."""
+    if isinstance(data, Seq2SeqDataset):
+        check_int("batch_size", batch_size, minimum=1)
+        epochs = (batch for epoch in count() for batch in data.batches(batch_size, seed=epoch))
+        return lambda step: next(epochs)
+    if isinstance(data, (Batch, LMBatch)):
+        return lambda step: data  # one fixed batch: handy to check that a model can overfit
+    if callable(data):
+        return data
+    if not isinstance(data, Iterable):
+        raise TypeError(
+            f"data must be a Seq2SeqDataset, an iterable of batches or a function step -> batch, "
+            f"got {type(data).__name__}"
+        )
+    iterator = iter(data)
+
+    def next_batch(step: int) -> Batch | LMBatch:
+        nonlocal iterator
+        try:
+            return next(iterator)
+        except StopIteration:
+            iterator = iter(data)  # start the iterable again
+            try:
+                return next(iterator)
+            except StopIteration:
+                raise ValueError(
+                    f"data ran out at step {step}: a one-shot iterator cannot be restarted; pass a list "
+                    "of batches, a Seq2SeqDataset, a TaskStream or a function step -> batch"
+                ) from None
+
+    return next_batch

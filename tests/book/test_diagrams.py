@@ -1,0 +1,81 @@
+"""lib.book.diagrams: the chapters' schematics draw, carry the real shapes, and reject bad input."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import pytest  # noqa: E402
+import torch  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+from lib import MultiHeadAttention, Seq2SeqRNN  # noqa: E402
+from lib.book.diagrams import Canvas, qkv_dataflow, scaling_and_softmax, seq2seq_bottleneck  # noqa: E402
+
+
+def texts(figure: Figure) -> str:
+    return "\n".join(t.get_text() for ax in figure.axes for t in ax.texts)
+
+
+def test_seq2seq_bottleneck_labels_the_state_size():
+    fig = seq2seq_bottleneck(Seq2SeqRNN(12, 48, attention="dot"))
+    assert isinstance(fig, Figure)
+    assert "48 + 48" in texts(fig)
+    assert "bottleneck" in texts(fig)
+    assert "64 + 64" in texts(seq2seq_bottleneck(d_hidden=64))
+
+
+def test_seq2seq_bottleneck_bad_input():
+    with pytest.raises(TypeError, match="model"):
+        seq2seq_bottleneck(torch.nn.Linear(2, 2))
+    with pytest.raises(ValueError, match="source"):
+        seq2seq_bottleneck(source=["1"] * 9)
+    with pytest.raises(ValueError, match="step"):
+        seq2seq_bottleneck(step=10)
+
+
+def test_qkv_dataflow_shows_the_shapes_of_a_forward_pass():
+    torch.manual_seed(0)
+    fig = qkv_dataflow(MultiHeadAttention(32, n_heads=4), torch.randn(3, 5, 32), head=2)
+    shown = texts(fig)
+    assert "[3, 5, 32]" in shown  # X, Q, K, V, output
+    assert "[3, 4, 5, 8]" in shown  # Q split into 4 heads of d_k = 8
+    assert "[3, 4, 5, 5]" in shown  # the attention weights
+    assert "head 2" in fig._suptitle.get_text()
+
+
+def test_qkv_dataflow_bad_input():
+    attention = MultiHeadAttention(8, n_heads=2)
+    with pytest.raises(ValueError, match="d_model=8"):
+        qkv_dataflow(attention, torch.randn(1, 4, 6))
+    with pytest.raises(ValueError, match="head"):
+        qkv_dataflow(attention, torch.randn(1, 4, 8), head=2)
+    with pytest.raises(TypeError, match="MultiHeadAttention"):
+        qkv_dataflow(torch.nn.Linear(8, 8), torch.randn(1, 4, 8))
+
+
+def test_scaling_and_softmax_reports_the_real_weights():
+    torch.manual_seed(0)
+    q, k = torch.randn(256), torch.randn(8, 256)
+    shown = texts(scaling_and_softmax(q, k))
+    unscaled = torch.softmax(k @ q, 0).max().item()
+    scaled = torch.softmax(k @ q / 16, 0).max().item()
+    assert f"largest {unscaled:.2f}" in shown and f"largest {scaled:.2f}" in shown
+    assert "= 16" in shown  # sqrt(256)
+
+
+def test_scaling_and_softmax_bad_input():
+    with pytest.raises(ValueError, match="q must be"):
+        scaling_and_softmax(torch.randn(2, 4), torch.randn(3, 4))
+    with pytest.raises(ValueError, match="k must be"):
+        scaling_and_softmax(torch.randn(4), torch.randn(3, 5))
+
+
+def test_canvas_bars_and_bad_roles():
+    c = Canvas(4, 2)
+    box = c.bars(0, 0, 3, 1, [0.2, -0.5, 1.0], role="key", signed=True, top=2.0)
+    assert box.w == 3
+    with pytest.raises(ValueError, match="empty"):
+        c.bars(0, 0, 1, 1, [])
+    with pytest.raises(ValueError, match="role"):
+        c.box(0, 0, 1, 1, role="nonsense")
+    c.done()

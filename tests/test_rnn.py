@@ -139,7 +139,7 @@ def scripted(model: Seq2SeqRNN, script: list[list[int]]) -> Seq2SeqRNN:
 
 def test_generate_stops_at_eos_and_pads_after_it():
     model = scripted(Seq2SeqRNN(V, D), [[2, 5], [7, 6], [8, 2], [9, 9]])  # <eos> = 2
-    out = model.generate(tokens(2, 4), max_new_tokens=10)
+    out = model.generate(tokens(2, 4), max_new_tokens=10, eos_id=2)
     # row 0 ends at step 1, row 1 at step 3; decoding stops there although max_len = 10
     assert out.tolist() == [[2, 0, 0], [5, 6, 2]]
 

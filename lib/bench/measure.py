@@ -9,7 +9,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from ..model.attention import MultiHeadAttention, record_attention
+from ..heads import record_attention
+from ..model.attention import MultiHeadAttention
 from ..model.layers import EncoderLayer
 from ..model.lm import DecoderOnlyLM, LMConfig
 from ..model.masks import causal_mask

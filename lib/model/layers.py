@@ -1,12 +1,12 @@
-"""The Transformer's blocks: feed-forward, encoder layer, decoder layer.
+"""The Transformer's layers: feed-forward, encoder layer, decoder layer.
 
 Each sub-layer is wrapped in a residual connection and a LayerNorm, in one of two placements
-(:meth:`Block.residual`):
+(:func:`residual`):
 
 - post-LN (``norm_first=False``, the paper's): ``x = LayerNorm(x + Dropout(Sublayer(x)))``
 - pre-LN (``norm_first=True``, Xiong et al., 2020): ``x = x + Dropout(Sublayer(LayerNorm(x)))``
 
-With ReLU, ``batch_first=True`` and dropout off, they compute exactly what
+With ReLU, ``batch_first=True`` and dropout off they compute exactly what
 ``torch.nn.TransformerEncoderLayer`` / ``TransformerDecoderLayer`` compute.
 """
 
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Callable
 
 import torch.nn.functional as F
@@ -21,9 +22,17 @@ from torch import Tensor, nn
 
 from .attention import KVCache, MultiHeadAttention
 from .checks import check_choice, check_int, check_number
-from .positions import RelativePositionEmbedding, RotaryEmbedding
 
-ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu}
+ACTIVATIONS = MappingProxyType({"relu": F.relu, "gelu": F.gelu})
+
+
+def residual(
+    x: Tensor, sublayer: Callable[[Tensor], Tensor], norm: nn.Module, dropout: nn.Module, norm_first: bool
+) -> Tensor:
+    """``x + Dropout(Sublayer(LN(x)))`` (pre-LN) or ``LN(x + Dropout(Sublayer(x)))`` (post-LN)."""
+    if norm_first:
+        return x + dropout(sublayer(norm(x)))
+    return norm(x + dropout(sublayer(x)))
 
 
 class FeedForward(nn.Module):
@@ -53,11 +62,8 @@ class FeedForward(nn.Module):
 
 @dataclass
 class LayerCache:
-    """The key/value caches of one decoder layer: its self-attention's and its cross-attention's.
-
-    A :class:`~lib.model.transformer.Transformer` decoder gets one per layer from ``new_cache()``;
-    the cross-attention cache is static (computed from the encoder memory once).
-    """
+    """The key/value caches of one decoder layer: its self-attention's and its cross-attention's
+    (static: computed from the encoder memory once)."""
 
     self_attn: KVCache = field(default_factory=KVCache)
     cross_attn: KVCache = field(default_factory=lambda: KVCache(static=True))
@@ -71,16 +77,17 @@ class LayerCache:
         self.cross_attn.reorder(index)
 
 
-class Block(nn.Module):
-    """What encoder and decoder layers share: construction, the residual wrapper, self-attention.
+class EncoderLayer(nn.Module):
+    """Self-attention then feed-forward, each with a residual connection and LayerNorm.
 
-    ``Block(d_model, n_heads, d_ff, dropout=0.1, norm_first=False, activation="relu", position=None,
-    layer_norm_eps=1e-5)``: ``activation`` is ``"relu"`` (the paper's) or ``"gelu"``;
-    ``layer_norm_eps`` is torch's default; ``position`` is the self-attention's RoPE or relative
-    position tables (see :class:`~lib.model.attention.MultiHeadAttention`).
+    ``EncoderLayer(d_model, n_heads, d_ff, dropout=0.1, norm_first=False, activation="relu",
+    layer_norm_eps=1e-5, self_attn=None)``; ``self_attn`` defaults to a plain
+    :class:`~lib.model.attention.MultiHeadAttention` (pass one with rotary or relative positions).
+    Submodules ``self_attn``, ``ff``, ``norm1``, ``norm2``.
+    ``forward(x [B, T, d], mask=None, is_causal=False, cache=None) -> [B, T, d]``; ``mask`` is bool,
+    ``True`` = may attend, broadcasting to ``[B, H, T, T]`` (e.g. ``padding_mask(src, pad_id)``).
+    With ``is_causal=True`` it is the block of a decoder-only LM (:class:`DecoderOnlyLayer`).
     """
-
-    has_cross_attention = False
 
     def __init__(
         self,
@@ -90,70 +97,73 @@ class Block(nn.Module):
         dropout: float = 0.1,
         norm_first: bool = False,
         activation: str = "relu",
-        position: RotaryEmbedding | RelativePositionEmbedding | None = None,
         layer_norm_eps: float = 1e-5,
+        self_attn: MultiHeadAttention | None = None,
     ):
         super().__init__()
-        check_int("d_ff", d_ff, minimum=1)
         check_number("layer_norm_eps", layer_norm_eps, 0.0, math.inf, low_open=True, high_open=True)
-        cross = self.has_cross_attention
-        self.self_attn = MultiHeadAttention(d_model, n_heads, dropout, position=position)
-        if cross:
-            self.cross_attn = MultiHeadAttention(d_model, n_heads, dropout)
+        self.self_attn = self_attn or MultiHeadAttention(d_model, n_heads, dropout)
         self.ff = FeedForward(d_model, d_ff, dropout, activation)
         self.norm1 = nn.LayerNorm(d_model, eps=layer_norm_eps)
         self.norm2 = nn.LayerNorm(d_model, eps=layer_norm_eps)
-        if cross:
-            self.norm3 = nn.LayerNorm(d_model, eps=layer_norm_eps)
         self.dropout1 = nn.Dropout(dropout)
         self.dropout2 = nn.Dropout(dropout)
-        if cross:
-            self.dropout3 = nn.Dropout(dropout)
         self.norm_first = norm_first
-
-    def residual(self, x: Tensor, sublayer: Callable[[Tensor], Tensor], norm: nn.Module, dropout: nn.Module) -> Tensor:
-        """``x + Dropout(Sublayer(LN(x)))`` (pre-LN) or ``LN(x + Dropout(Sublayer(x)))`` (post-LN)."""
-        if self.norm_first:
-            return x + dropout(sublayer(norm(x)))
-        return norm(x + dropout(sublayer(x)))
-
-    def self_attention(self, x: Tensor, mask: Tensor | None, is_causal: bool, cache: KVCache | None) -> Tensor:
-        """The self-attention sub-layer, wrapped: queries, keys and values all come from ``x``."""
-
-        def attend(h: Tensor) -> Tensor:
-            return self.self_attn(h, h, h, mask, need_weights=False, is_causal=is_causal, cache=cache)[0]
-
-        return self.residual(x, attend, self.norm1, self.dropout1)
-
-
-class EncoderLayer(Block):
-    """Self-attention then feed-forward, each with a residual connection and LayerNorm.
-
-    Submodules ``self_attn``, ``ff``, ``norm1``, ``norm2`` (arguments: see :class:`Block`).
-    ``forward(x [B, T, d], mask=None) -> [B, T, d]``; ``mask`` is bool, ``True`` = may attend,
-    broadcasting to ``[B, H, T, T]`` (e.g. ``padding_mask(src, pad_id)``).
-    With ``is_causal=True`` (and optionally a ``cache``) the same layer is a GPT block.
-    """
 
     def forward(
         self, x: Tensor, mask: Tensor | None = None, is_causal: bool = False, cache: KVCache | None = None
     ) -> Tensor:
-        x = self.self_attention(x, mask, is_causal, cache)
-        return self.residual(x, self.ff, self.norm2, self.dropout2)
+        def attend(h: Tensor) -> Tensor:
+            return self.self_attn(h, h, h, mask, need_weights=False, is_causal=is_causal, cache=cache)[0]
+
+        x = residual(x, attend, self.norm1, self.dropout1, self.norm_first)
+        return residual(x, self.ff, self.norm2, self.dropout2, self.norm_first)
 
 
-class DecoderLayer(Block):
-    """Masked self-attention, cross-attention to the encoder memory, then feed-forward.
+class DecoderOnlyLayer(EncoderLayer):
+    """The block of a decoder-only (GPT) LM: an encoder layer whose self-attention is causal.
 
-    Submodules ``self_attn``, ``cross_attn``, ``ff``, ``norm1``, ``norm2``, ``norm3`` (arguments:
-    see :class:`Block`).
-    ``forward(x [B, T, d], memory [B, S, d], self_mask=None, memory_mask=None) -> [B, T, d]``.
-    In cross-attention the queries come from the decoder and the keys and values from
-    ``memory``.  Pass ``is_causal=True`` for the look-ahead mask (the models do), and a
-    :class:`LayerCache` to decode incrementally.
+    ``forward(x [B, T, d], cache=None) -> [B, T, d]``.
     """
 
-    has_cross_attention = True
+    def forward(self, x: Tensor, cache: KVCache | None = None) -> Tensor:  # type: ignore[override]
+        return super().forward(x, is_causal=True, cache=cache)
+
+
+class DecoderLayer(nn.Module):
+    """Masked self-attention, cross-attention to the encoder memory, then feed-forward.
+
+    Arguments as :class:`EncoderLayer`. Submodules ``self_attn``, ``cross_attn``, ``ff``,
+    ``norm1``, ``norm2``, ``norm3``.
+    ``forward(x [B, T, d], memory [B, S, d], self_mask=None, memory_mask=None, is_causal=False,
+    cache=None) -> [B, T, d]``. In cross-attention the queries come from the decoder, the keys and
+    values from ``memory``. ``is_causal=True`` adds the look-ahead mask (to ``self_mask``, if given);
+    a :class:`LayerCache` decodes incrementally.
+    """
+
+    def __init__(
+        self,
+        d_model: int,
+        n_heads: int,
+        d_ff: int,
+        dropout: float = 0.1,
+        norm_first: bool = False,
+        activation: str = "relu",
+        layer_norm_eps: float = 1e-5,
+        self_attn: MultiHeadAttention | None = None,
+    ):
+        super().__init__()
+        check_number("layer_norm_eps", layer_norm_eps, 0.0, math.inf, low_open=True, high_open=True)
+        self.self_attn = self_attn or MultiHeadAttention(d_model, n_heads, dropout)
+        self.cross_attn = MultiHeadAttention(d_model, n_heads, dropout)
+        self.ff = FeedForward(d_model, d_ff, dropout, activation)
+        self.norm1 = nn.LayerNorm(d_model, eps=layer_norm_eps)
+        self.norm2 = nn.LayerNorm(d_model, eps=layer_norm_eps)
+        self.norm3 = nn.LayerNorm(d_model, eps=layer_norm_eps)
+        self.dropout1 = nn.Dropout(dropout)
+        self.dropout2 = nn.Dropout(dropout)
+        self.dropout3 = nn.Dropout(dropout)
+        self.norm_first = norm_first
 
     def forward(
         self,
@@ -164,11 +174,14 @@ class DecoderLayer(Block):
         is_causal: bool = False,
         cache: LayerCache | None = None,
     ) -> Tensor:
-        cross_cache = None if cache is None else cache.cross_attn
+        self_cache, cross_cache = (None, None) if cache is None else (cache.self_attn, cache.cross_attn)
+
+        def attend_self(h: Tensor) -> Tensor:
+            return self.self_attn(h, h, h, self_mask, need_weights=False, is_causal=is_causal, cache=self_cache)[0]
 
         def attend_memory(h: Tensor) -> Tensor:
             return self.cross_attn(h, memory, memory, memory_mask, need_weights=False, cache=cross_cache)[0]
 
-        x = self.self_attention(x, self_mask, is_causal, None if cache is None else cache.self_attn)
-        x = self.residual(x, attend_memory, self.norm2, self.dropout2)
-        return self.residual(x, self.ff, self.norm3, self.dropout3)
+        x = residual(x, attend_self, self.norm1, self.dropout1, self.norm_first)
+        x = residual(x, attend_memory, self.norm2, self.dropout2, self.norm_first)
+        return residual(x, self.ff, self.norm3, self.dropout3, self.norm_first)

@@ -5,7 +5,7 @@ Four ways to give it back, selectable by name in ``TransformerConfig.position``:
 - ``"sinusoidal"``: fixed absolute encodings added to the embeddings (Vaswani et al., 2017);
 - ``"learned"``: a learned absolute embedding per position, added to the embeddings;
 - ``"relative"``: learned embeddings of the clipped distance ``j - i`` inside every
-  attention layer (Shaw et al., 2018);
+  attention layer (Shaw et al., 2018; :class:`~lib.model.attention.RelativeMultiHeadAttention`);
 - ``"rotary"``: queries and keys rotated by an angle proportional to their position,
   so that ``q_i · k_j`` depends only on ``i - j`` (RoPE, Su et al., 2021);
 - ``"none"``: no position information at all (the model is permutation-equivariant).
@@ -131,7 +131,10 @@ class RotaryEmbedding(nn.Module):
 
     so that ``q'_m · k'_n`` depends on ``m - n`` only.  It has no parameters.
 
-    ``forward(x [..., T, d_head], positions [T]) -> rotated x``.
+    ``forward(x [..., T, d_head], positions) -> rotated x``; ``positions`` is a ``[T]`` tensor of
+    positions, or an int ``offset`` for ``offset, …, offset + T - 1``. The angles are computed in
+    float32 whatever the dtype of ``x`` (in bfloat16, ``m θ_i`` at ``m`` in the thousands would be off
+    by whole radians).
     """
 
     def __init__(self, d_head: int, base: float = 10000.0):
@@ -139,11 +142,13 @@ class RotaryEmbedding(nn.Module):
         check_int("d_head", d_head, minimum=1)
         if d_head % 2:
             raise ValueError(f"rotary embeddings need an even d_head, got d_head={d_head}")
-        inv_freq = base ** (-torch.arange(0, d_head, 2, dtype=torch.float32) / d_head)
-        self.register_buffer("inv_freq", inv_freq, persistent=False)
+        self.d_head, self.base = d_head, float(base)
 
-    def forward(self, x: Tensor, positions: Tensor) -> Tensor:
-        angle = positions.to(self.inv_freq.dtype)[:, None] * self.inv_freq  # [T, d/2]
+    def forward(self, x: Tensor, positions: Tensor | int) -> Tensor:
+        if isinstance(positions, int):
+            positions = torch.arange(positions, positions + x.size(-2), device=x.device)
+        theta = self.base ** (-torch.arange(0, self.d_head, 2, device=x.device, dtype=torch.float32) / self.d_head)
+        angle = positions.to(device=x.device, dtype=torch.float32)[:, None] * theta  # [T, d/2], float32
         cos, sin = angle.cos().to(x.dtype), angle.sin().to(x.dtype)
         x_even, x_odd = x[..., 0::2], x[..., 1::2]
         rotated = torch.stack((x_even * cos - x_odd * sin, x_even * sin + x_odd * cos), dim=-1)

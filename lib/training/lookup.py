@@ -187,7 +187,7 @@ def neighbour_attention(model: nn.Module, batch: LMBatch) -> dict[str, Tensor]:
     would predict. 1 means the head looks only there; a head that ignored both would score about
     ``1 / n_items``.
     """
-    from ..model.attention import record_attention
+    from ..heads import record_attention
 
     if not isinstance(batch, LMBatch):
         raise TypeError(f"batch must be an LMBatch from linked_list_batch, got {type(batch).__name__}")

@@ -51,7 +51,7 @@ def test_elide_checks_on_lib_code_keeps_the_equation():
     assert "raise" not in src.code
     assert "scores = (q @ k.transpose(-2, -1)) * scale" in src.code
     assert "return dropped @ v, weights" in src.code
-    assert src.elided > 10
+    assert src.elided >= 6
     compile(src.code, "<shown>", "exec")  # what is shown is still valid Python
 
 

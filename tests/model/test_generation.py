@@ -123,9 +123,9 @@ def test_seq2seq_decoding_stops_at_eos(decode, use_cache):
     beams = 3 if decode == "beam" else 1
     model.out_proj = ScriptedHead(20, STOPS, beams)
     if decode == "greedy":
-        out = greedy_decode(model, src, 10, use_cache=use_cache)
+        out = greedy_decode(model, src, 10, eos_id=2, use_cache=use_cache)
     else:
-        out = beam_search(model, src, 10, beam_size=beams, use_cache=use_cache)
+        out = beam_search(model, src, 10, beam_size=beams, eos_id=2, use_cache=use_cache)
     assert out.tolist() == expected_rows()  # stopped after max(STOPS) + 1 of 10 steps
     assert model.out_proj.calls == max(STOPS) + 1
 

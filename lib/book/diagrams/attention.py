@@ -37,7 +37,8 @@ def qkv_dataflow(attention: torch.nn.Module, x: Tensor, head: int = 0) -> Figure
     weights ``[B, H, T, T]``); the attention matrix is drawn with the real weights of the first
     sequence and of head ``head``.
     """
-    from ...model.attention import MultiHeadAttention, record_attention  # here: lib.model.attention imports lib.book.diagrams' users
+    from ...heads import record_attention
+    from ...model.attention import MultiHeadAttention
 
     if not isinstance(attention, MultiHeadAttention):
         raise TypeError(f"attention must be a lib.MultiHeadAttention, got {type(attention).__name__}")

@@ -32,7 +32,6 @@ _EXPORTS = {
         "scaled_dot_product_attention",
     ],
     "model.masks": ["causal_mask", "padding_mask"],
-    "model.modes": ["eval_mode"],
     "model.positions": [
         "LearnedPositionalEmbedding",
         "RelativePositionEmbedding",
@@ -42,7 +41,7 @@ _EXPORTS = {
     "model.layers": ["DecoderLayer", "DecoderOnlyLayer", "EncoderLayer", "FeedForward", "LayerCache"],
     "model.transformer": ["Transformer", "TransformerConfig"],
     "model.lm": ["DecoderOnlyLM", "LMConfig"],
-    "model.generation": ["beam_search", "generate_tokens", "greedy_decode"],
+    "model.generation": ["beam_search", "eval_mode", "generate_tokens", "greedy_decode"],
     "heads": ["ablate_heads", "attention_layers", "record_attention"],
     "rnn": ["AdditiveAttention", "Seq2SeqRNN"],
     "training.batching": ["Batch", "LMBatch", "Seq2SeqDataset", "Vocab", "collate", "to_lm_batch"],

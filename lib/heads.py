@@ -66,8 +66,9 @@ def record_attention(model: nn.Module) -> Iterator[dict[str, Tensor]]:
             layer.__dict__.pop("attend", None)
 
 
-def _zero_heads(heads: list[int], d_head: int):
-    """A forward pre-hook for ``out_proj``: zero the column blocks of ``heads`` in its input."""
+def zero_heads(heads: list[int], d_head: int):
+    """A forward pre-hook for ``out_proj`` (``W_O``): zero the column blocks of ``heads`` in its input
+    ``[B, T, H · d_head]``, the concatenated heads."""
 
     def hook(module: nn.Module, args: tuple[Tensor, ...]) -> tuple[Tensor, ...]:
         x = args[0].clone()  # [B, T, H * d_head], the concatenated heads
@@ -110,6 +111,6 @@ def ablate_heads(model: nn.Module, heads: Mapping[str, Sequence[int]]) -> Iterat
     with ExitStack() as hooks:
         for name, indices in heads.items():
             layer = layers[name]
-            handle = layer.out_proj.register_forward_pre_hook(_zero_heads(list(indices), layer.d_head))
+            handle = layer.out_proj.register_forward_pre_hook(zero_heads(list(indices), layer.d_head))
             hooks.callback(handle.remove)
         yield model

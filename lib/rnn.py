@@ -132,7 +132,7 @@ class Seq2SeqRNN(nn.Module):
     ) -> Tensor:
         """Greedy decoding, one token at a time (:func:`lib.model.generation.greedy_decode`):
         ``[B, ≤ max_new_tokens]`` without ``<bos>``, padded after ``eos_id``."""
-        return greedy_decode(self, src, max_new_tokens, bos_id, eos_id, use_cache)
+        return greedy_decode(self, src, max_new_tokens, bos_id=bos_id, eos_id=eos_id, use_cache=use_cache)
 
     # The stepping interface of lib.model.generation (shared with Transformer and DecoderOnlyLM).
     starts_from_bos = True

@@ -1,15 +1,9 @@
-r"""Scaled dot-product attention and multi-head attention.
-
-Notation (the lecture's): queries ``Q``, keys ``K``, values ``V`` (rows are positions); ``d_k``
-the key width; ``H`` heads of width ``d_head = d_model / H``. Masks are boolean, ``True`` = *this
-query may attend to this key* (:mod:`lib.model.masks`).
-"""
+"""Scaled dot-product attention and multi-head attention (``H`` heads of width ``d_head = d_model / H``)."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Callable
 
 import torch
 import torch.nn.functional as F
@@ -20,24 +14,16 @@ from .masks import causal_mask, check_mask, masked_softmax
 from .positions import RelativePositionEmbedding, RotaryEmbedding
 
 
-def scaled_dot_product_attention(
-    q: Tensor,
-    k: Tensor,
-    v: Tensor,
-    mask: Tensor | None = None,
-    dropout_p: float = 0.0,
-    scale: float | None = None,
-    bias: Tensor | None = None,
-) -> tuple[Tensor, Tensor]:
+def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None,
+                                 dropout_p: float = 0.0, scale: float | None = None,
+                                 bias: Tensor | None = None) -> tuple[Tensor, Tensor]:  # fmt: skip
     r"""Attention written out, the way the lecture writes it.
 
     .. math::
         \mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}}\right) V
 
-    Shapes: ``q [..., T_q, d_k]``, ``k [..., T_k, d_k]``, ``v [..., T_k, d_v]``; ``mask`` (bool,
-    ``True`` = may attend) broadcasts to ``[..., T_q, T_k]``; ``bias`` (optional) is added to the
-    scores. Returns ``out [..., T_q, d_v]`` and the weights ``[..., T_q, T_k]`` (before dropout).
-    A fully masked query row gets all-zero weights and a zero output (never NaN).
+    ``q [.., T_q, d_k]``, ``k [.., T_k, d_k]``, ``v [.., T_k, d_v]``, ``mask`` and ``bias`` (added to the
+    scores) ``[.., T_q, T_k]`` -> ``out [.., T_q, d_v]``, weights ``[.., T_q, T_k]``. A fully masked row gives 0.
     """
     if q.size(-1) != k.size(-1):
         raise ValueError(f"q has d_k={q.size(-1)} but k has d_k={k.size(-1)}; they must match")
@@ -56,11 +42,8 @@ def scaled_dot_product_attention(
 
 def fused_attention(
     q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, dropout_p: float, is_causal: bool, scale: float
-) -> Tensor:
-    """The same computation through PyTorch's fused ``F.scaled_dot_product_attention`` (no weights).
-
-    The fused kernel gives NaN for a fully masked row; such rows attend anywhere, then are zeroed.
-    """
+):
+    """The same with PyTorch's fused kernel (no weights); a fully masked row attends anywhere, then is zeroed."""
     if mask is None:
         return F.scaled_dot_product_attention(q, k, v, dropout_p=dropout_p, is_causal=is_causal, scale=scale)
     row_ok = mask.any(dim=-1, keepdim=True)  # [.., T_q, 1]
@@ -70,11 +53,7 @@ def fused_attention(
 
 @dataclass
 class KVCache:
-    """The keys and values one attention layer has already computed, ``[B, H, T, d_head]``.
-
-    Self-attention appends the new tokens' keys and values at every decoding step; cross-attention
-    (``static=True``) computes them from the encoder memory once and keeps them.
-    """
+    """One layer's keys and values ``[B, H, T, d_head]``: appended every step, or (``static``) computed once."""
 
     k: Tensor | None = None
     v: Tensor | None = None
@@ -84,7 +63,6 @@ class KVCache:
         return 0 if self.k is None else self.k.size(-2)
 
     def update(self, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
-        """Append ``k, v`` (store them, for a static cache) and return everything so far."""
         if self.k is None or self.static:
             self.k, self.v = k, v
         else:
@@ -92,13 +70,8 @@ class KVCache:
         return self.k, self.v
 
     def reorder(self, index: Tensor) -> None:
-        """Keep batch rows ``index`` (beam search picks which hypotheses survive)."""
-        if self.k is not None:
+        if self.k is not None:  # keep batch rows ``index`` (beam search)
             self.k, self.v = self.k.index_select(0, index), self.v.index_select(0, index)
-
-
-AttentionKernel = Callable[[Tensor, Tensor, Tensor, "Tensor | None", bool, float], Tensor]
-"""``kernel(q, k, v, mask, is_causal, scale) -> out``, all ``[B, H, T, d_head]``."""
 
 
 class MultiHeadAttention(nn.Module):
@@ -108,48 +81,31 @@ class MultiHeadAttention(nn.Module):
         \mathrm{head}_h = \mathrm{Attention}(X_q W_{Q,h}, X_k W_{K,h}, X_v W_{V,h}), \qquad
         \mathrm{MultiHead} = [\mathrm{head}_1; \dots; \mathrm{head}_H]\, W_O
 
-    The ``H`` projections ``W_{Q,h}`` are the column blocks of one ``nn.Linear(d_model, d_model)``
-    (``q_proj``); likewise ``k_proj``, ``v_proj``; ``out_proj`` is ``W_O``.
-    ``forward(query [B, T_q, d], key [B, T_k, d], value [B, T_k, d], mask=None, need_weights=True,
-    is_causal=False, cache=None) -> (out [B, T_q, d], weights [B, H, T_q, T_k] or None)``.
-
-    - ``need_weights=False`` takes PyTorch's fused kernel; ``True`` the explicit equation.
-    - ``is_causal=True`` adds the look-ahead mask; ``cache`` a :class:`KVCache` (incremental decoding).
-    - ``rotary``: a :class:`~lib.model.positions.RotaryEmbedding` that rotates ``q`` and ``k``.
-    - ``scale``: the factor on ``q·k``, default ``1/√d_head`` (``1.0``: unscaled, chapter 3).
-    - ``kernel`` (attribute, default ``None``): a callable ``kernel(q, k, v, mask, is_causal, scale)
-      -> out`` (``[B, H, T, d_head]``, after projection, RoPE and cache) that replaces the attention
-      computation: the one switch for efficient attention (:mod:`lib.efficient`). It returns no weights.
+    ``q_proj`` holds the ``W_{Q,h}`` as column blocks (so do ``k_proj``, ``v_proj``); ``out_proj`` is ``W_O``.
+    ``forward(query [B, T_q, d], key, value [B, T_k, d], mask=None, need_weights=True, is_causal=False,
+    cache=None) -> (out [B, T_q, d], weights [B, H, T_q, T_k] or None)``. ``rotary``: RoPE on ``q, k``;
+    ``scale``: default ``1/√d_head``; ``kernel``: a callable ``(q, k, v, mask, is_causal, scale) -> out``
+    that replaces the attention step (efficient attention, :mod:`lib.efficient`).
     """
 
-    def __init__(
-        self,
-        d_model: int,
-        n_heads: int,
-        dropout: float = 0.0,
-        bias: bool = True,
-        rotary: RotaryEmbedding | None = None,
-        scale: float | None = None,
-    ):
+    def __init__(self, d_model: int, n_heads: int, dropout: float = 0.0, bias: bool = True,
+                 rotary: RotaryEmbedding | None = None, scale: float | None = None):  # fmt: skip
         super().__init__()
         check_int("d_model", d_model, minimum=1)
-        check_int("n_heads", n_heads, minimum=1)
-        if d_model % n_heads:
+        if d_model % check_int("n_heads", n_heads, minimum=1):
             raise ValueError(f"d_model={d_model} is not divisible by n_heads={n_heads}")
-        check_number("dropout", dropout, 0.0, 1.0, high_open=True)
+        self.dropout = check_number("dropout", dropout, 0.0, 1.0, high_open=True)
         if rotary is not None and not isinstance(rotary, RotaryEmbedding):
             raise TypeError(f"rotary must be a RotaryEmbedding or None, got {type(rotary).__name__}")
         if scale is not None:
             check_number("scale", scale, 0.0, math.inf, low_open=True, high_open=True)
         self.d_model, self.n_heads, self.d_head = d_model, n_heads, d_model // n_heads
-        self.dropout = dropout
         self.q_proj = nn.Linear(d_model, d_model, bias=bias)
         self.k_proj = nn.Linear(d_model, d_model, bias=bias)
         self.v_proj = nn.Linear(d_model, d_model, bias=bias)
         self.out_proj = nn.Linear(d_model, d_model, bias=bias)
-        self.rotary = rotary
-        self.scale = 1.0 / math.sqrt(self.d_head) if scale is None else float(scale)
-        self.kernel: AttentionKernel | None = None
+        self.rotary, self.scale = rotary, 1.0 / math.sqrt(self.d_head) if scale is None else float(scale)
+        self.kernel = None  # the efficient-attention switch
 
     def split_heads(self, x: Tensor) -> Tensor:
         """``[B, T, d_model] -> [B, H, T, d_head]``."""
@@ -161,16 +117,8 @@ class MultiHeadAttention(nn.Module):
         B, H, T, d_head = x.shape
         return x.transpose(1, 2).reshape(B, T, H * d_head)
 
-    def forward(
-        self,
-        query: Tensor,
-        key: Tensor,
-        value: Tensor,
-        mask: Tensor | None = None,
-        need_weights: bool = True,
-        is_causal: bool = False,
-        cache: KVCache | None = None,
-    ) -> tuple[Tensor, Tensor | None]:
+    def forward(self, query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None = None, need_weights: bool = True,
+                is_causal: bool = False, cache: KVCache | None = None) -> tuple[Tensor, Tensor | None]:  # fmt: skip
         self.check_inputs(query, key, value)
         q = self.split_heads(self.q_proj(query))  # [B, H, T_q, d_head]
         if cache is not None and cache.static and len(cache):  # cross-attention: memory projected once
@@ -192,11 +140,8 @@ class MultiHeadAttention(nn.Module):
         out, weights = self.attend(q, k, v, mask, is_causal, need_weights)  # [B, H, T_q, d_head]
         return self.out_proj(self.merge_heads(out)), weights
 
-    def attend(
-        self, q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, is_causal: bool, need_weights: bool
-    ) -> tuple[Tensor, Tensor | None]:
-        """``softmax(q kᵀ · scale) v`` for every head: the kernel if one is set, else the explicit
-        equation (with weights) or the fused kernel. ``is_causal`` only with ``mask=None, T_q == T_k``."""
+    def attend(self, q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, is_causal: bool, need_weights: bool):
+        """``softmax(q kᵀ · scale) v`` per head: the kernel, the equation (with weights) or the fused kernel."""
         dropout_p = self.dropout if self.training else 0.0
         if self.kernel is not None:
             return self.kernel(q, k, v, mask, is_causal, self.scale), None
@@ -206,42 +151,25 @@ class MultiHeadAttention(nn.Module):
         return fused_attention(q, k, v, mask, dropout_p, is_causal, self.scale), None
 
     def check_inputs(self, query: Tensor, key: Tensor, value: Tensor) -> None:
-        """``[B, T, d_model]`` each; one ``B``; keys and values of one length."""
         for name, x in (("query", query), ("key", key), ("value", value)):
-            check_tensor(name, x)
-            if x.dim() != 3 or x.size(-1) != self.d_model:
+            if check_tensor(name, x).dim() != 3 or x.size(-1) != self.d_model:
                 raise ValueError(f"{name} of shape {tuple(x.shape)} should be [B, T, d_model={self.d_model}]")
         if key.shape[:2] != value.shape[:2] or key.size(0) != query.size(0):
-            raise ValueError(
-                f"query {tuple(query.shape)}, key {tuple(key.shape)} and value {tuple(value.shape)} "
-                f"must share B, and key and value must share T_k"
-            )
+            shapes = f"query {tuple(query.shape)}, key {tuple(key.shape)} and value {tuple(value.shape)}"
+            raise ValueError(f"{shapes} must share B, and key and value must share T_k")
 
 
 class RelativeMultiHeadAttention(MultiHeadAttention):
-    r"""Multi-head self-attention with relative position representations (Shaw et al., 2018).
+    r"""Self-attention with relative positions (Shaw et al., 2018), tables ``relative`` (``k = max_distance``).
 
     .. math::
-        e_{ij} = \frac{q_i \cdot (k_j + a^K_{ij})}{\sqrt{d_k}}, \qquad
-        z_i = \sum_j \alpha_{ij} (v_j + a^V_{ij})
-
-    ``a^K, a^V`` come from this layer's :class:`~lib.model.positions.RelativePositionEmbedding`
-    (``relative``, distances clipped to ``[-max_distance, max_distance]``). The extra terms sit inside
-    the softmax, where neither a fused nor an efficient kernel can add them: always the explicit path.
+        e_{ij} = \frac{q_i \cdot (k_j + a^K_{ij})}{\sqrt{d_k}}, \qquad z_i = \sum_j \alpha_{ij} (v_j + a^V_{ij})
     """
 
-    def __init__(
-        self,
-        d_model: int,
-        n_heads: int,
-        dropout: float = 0.0,
-        bias: bool = True,
-        max_distance: int = 16,
-        scale: float | None = None,
-    ):
+    def __init__(self, d_model: int, n_heads: int, max_distance: int = 16, **kwargs):  # kwargs: as the base's
         check_int("n_heads", n_heads, minimum=1)
-        relative = RelativePositionEmbedding(max(d_model // n_heads, 1), max_distance)  # (first: the init order)
-        super().__init__(d_model, n_heads, dropout, bias, scale=scale)
+        relative = RelativePositionEmbedding(max(d_model // n_heads, 1), max_distance)  # first: the init order
+        super().__init__(d_model, n_heads, **kwargs)
         self.relative = relative
 
     def attend(self, q, k, v, mask, is_causal, need_weights):

@@ -26,24 +26,19 @@ def check_config(config, vocab_sizes: dict[str, int]) -> None:
     check_number("layer_norm_eps", config.layer_norm_eps, 0.0, math.inf, low_open=True, high_open=True)
     check_choice("position", config.position, POSITIONS)
     check_choice("activation", config.activation, sorted(ACTIVATIONS))
-    if config.position == "rotary" and (config.d_model // config.n_heads) % 2:
-        raise ValueError(
-            f"position='rotary' needs an even d_head, got d_model/n_heads={config.d_model // config.n_heads}"
-        )
+    if config.position == "rotary" and (d_head := config.d_model // config.n_heads) % 2:
+        raise ValueError(f"position='rotary' needs an even d_head, got d_model/n_heads={d_head}")
     check_int("pad_id", config.pad_id)
     if not 0 <= config.pad_id < min(vocab_sizes.values()):
         raise ValueError(f"pad_id={config.pad_id} must be a valid token id in the vocabulary")
 
 
 class TokenModel(nn.Module):
-    """The plumbing :class:`~lib.model.transformer.Transformer` and :class:`~lib.model.lm.DecoderOnlyLM` share.
-
-    Subclasses call :meth:`build_positions`, build their layers with :meth:`self_attention`, and
-    call :meth:`init_weights` once every layer exists; they embed with :meth:`embed_tokens`.
-    """
+    """What :class:`~lib.model.transformer.Transformer` and :class:`~lib.model.lm.DecoderOnlyLM` share:
+    positions (:meth:`build_positions`, :meth:`self_attention`), :meth:`init_weights`, :meth:`embed_tokens`."""
 
     def build_positions(self, config) -> None:
-        """``self.position`` (sinusoidal or learned, else ``None``), ``self.rotary`` (shared RoPE) and ``self.dropout``."""
+        """``self.position`` (sinusoidal, learned or ``None``), ``self.rotary`` (one RoPE), ``self.dropout``."""
         if config.position == "sinusoidal":
             self.position = SinusoidalPositionalEncoding(config.d_model, config.max_len)
         elif config.position == "learned":
@@ -57,7 +52,7 @@ class TokenModel(nn.Module):
         """A new self-attention layer: relative (its own Shaw et al. tables), rotary, or plain."""
         c = self.config
         if c.position == "relative":
-            return RelativeMultiHeadAttention(c.d_model, c.n_heads, c.dropout, max_distance=c.max_relative_distance)
+            return RelativeMultiHeadAttention(c.d_model, c.n_heads, c.max_relative_distance, dropout=c.dropout)
         return MultiHeadAttention(c.d_model, c.n_heads, c.dropout, rotary=self.rotary)
 
     def init_weights(self, embeddings: list[nn.Embedding]) -> None:
@@ -79,8 +74,8 @@ class TokenModel(nn.Module):
 
     def check_tokens(self, name: str, tokens: Tensor, vocab_size: int, offset: int = 0) -> None:
         """Valid ids; the length is limited only by learned positions (``max_len``)."""
-        learned = self.config.position == "learned"
-        check_tokens(name, tokens, vocab_size, self.config.max_len if learned else None, offset)
+        max_len = self.config.max_len if self.config.position == "learned" else None
+        check_tokens(name, tokens, vocab_size, max_len, offset)
 
     def num_parameters(self) -> int:
         """Number of distinct trainable parameters (a tied matrix counts once)."""

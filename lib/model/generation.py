@@ -1,31 +1,39 @@
 r"""Generation: greedy search, sampling and beam search, with or without a key/value cache.
 
-One loop serves every model that offers the stepping interface
-(:class:`~lib.model.transformer.Transformer`, :class:`~lib.model.lm.DecoderOnlyLM`,
-:class:`~lib.rnn.Seq2SeqRNN`):
+One loop for every model with the stepping interface (``Transformer``, ``DecoderOnlyLM``, ``Seq2SeqRNN``):
+``starts_from_bos`` (start from ``<bos>``, left out of the result; else from ``src``, a prompt that
+stays); ``generation_context(src)``, a tuple of batch-first tensors every step attends to;
+``new_cache()``, per-layer caches with ``reorder(index)`` or ``None``; ``next_logits(tokens, context,
+cache) -> [B, V]``, given the whole prefix, or with a cache only the tokens it has not seen.
 
-- ``starts_from_bos``: decoding starts from ``<bos>`` (left out of the result), else from ``src``
-  itself (a prompt, kept in the result);
-- ``generation_context(src) -> tuple`` of batch-first tensors every step attends to (an encoder's memory);
-- ``new_cache()`` -> per-layer caches with ``reorder(index)``, or ``None`` (nothing to cache);
-- ``next_logits(tokens, context, cache) -> [B, V]``: the next token's logits, given the whole prefix
-  (no cache) or only the tokens the cache has not seen.
-
-With a cache a step costs O(T) instead of O(T²); both give the same tokens. A row stops at
-``eos_id`` (kept) and is padded with ``pad_id`` after it; ``eos_id=None`` (the default) never stops.
+A cache makes a step O(T) instead of O(T²), with the same tokens. A row stops at ``eos_id`` (kept)
+and is padded with ``pad_id`` after it; ``eos_id=None`` (the default) never stops.
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import torch
 from torch import Tensor, nn
 
 from .checks import check_int, check_number
-from .modes import eval_mode
+
+
+@contextmanager
+def eval_mode(model: nn.Module) -> Iterator[nn.Module]:
+    """``model.eval()`` inside the ``with`` block; its previous mode comes back on exit, even on error."""
+    was_training = model.training
+    model.eval()
+    try:
+        yield model
+    finally:
+        model.train(was_training)
 
 
 class _Decoding:
-    """The state of one decoding run: the tokens so far, the context, the cache."""
+    """One decoding run: the tokens so far, the context, the cache."""
 
     def __init__(self, model: nn.Module, src: Tensor, bos_id: int, use_cache: bool, repeat: int = 1):
         self.model = model
@@ -41,12 +49,13 @@ class _Decoding:
         self.fed = self.tokens.size(1) if self.cache is not None else 0
         return self.model.next_logits(new, self.context, self.cache)
 
-    def keep(self, index: Tensor, next_token: Tensor) -> None:
-        """Keep rows ``index`` (beam search) and append ``next_token``."""
-        self.tokens = torch.cat([self.tokens[index], next_token[:, None]], dim=1)
-        self.context = tuple(t[index] for t in self.context)
-        for layer_cache in self.cache or []:
-            layer_cache.reorder(index)
+    def append(self, next_token: Tensor, index: Tensor | None = None) -> None:
+        """Append ``next_token [N]``, after keeping rows ``index`` (beam search) of everything."""
+        if index is not None:
+            self.tokens, self.context = self.tokens[index], tuple(t[index] for t in self.context)
+            for layer_cache in self.cache or []:
+                layer_cache.reorder(index)
+        self.tokens = torch.cat([self.tokens, next_token[:, None]], dim=1)
 
     def result(self, tokens: Tensor, eos_id: int | None) -> Tensor:
         """Pad every row after its first ``eos_id``; drop ``<bos>``, keep a prompt."""
@@ -58,29 +67,18 @@ class _Decoding:
 
 
 @torch.no_grad()
-def generate_tokens(
-    model: nn.Module,
-    src: Tensor,
-    max_new_tokens: int,
-    temperature: float = 0.0,
-    top_k: int | None = None,
-    bos_id: int = 1,
-    eos_id: int | None = None,
-    use_cache: bool = True,
-) -> Tensor:
-    """Greedy decoding (``temperature=0``) or sampling from ``softmax(logits / temperature)``,
-    restricted to the ``top_k`` most likely tokens if given; one token at a time.
-
-    Returns the new tokens ``[B, ≤ max_new_tokens]`` (models that start from ``<bos>``) or prompt +
-    continuation (a ``DecoderOnlyLM``).
-    """
+def generate_tokens(model: nn.Module, src: Tensor, max_new_tokens: int, temperature: float = 0.0,
+                    top_k: int | None = None, bos_id: int = 1, eos_id: int | None = None,
+                    use_cache: bool = True) -> Tensor:  # fmt: skip
+    """Greedy decoding (``temperature=0``) or sampling from ``softmax(logits / temperature)`` (among the
+    ``top_k`` most likely tokens, if given). Returns ``[B, ≤ max_new_tokens]`` new tokens, after the
+    prompt if the model starts from one."""
     check_int("max_new_tokens", max_new_tokens, minimum=1)
     check_number("temperature", temperature, 0.0)
     if top_k is not None:
         check_int("top_k", top_k, minimum=1)
     with eval_mode(model):
         run = _Decoding(model, src, bos_id, use_cache)
-        rows = torch.arange(src.size(0), device=src.device)
         done = torch.zeros(src.size(0), dtype=torch.bool, device=src.device)
         for _ in range(max_new_tokens):
             logits = run.next_logits()
@@ -92,7 +90,7 @@ def generate_tokens(
                     kth = logits.topk(min(top_k, logits.size(-1)), dim=-1).values[:, -1:]
                     logits = logits.masked_fill(logits < kth, float("-inf"))
                 next_token = torch.multinomial(logits.softmax(dim=-1), 1).squeeze(1)
-            run.keep(rows, next_token)
+            run.append(next_token)
             if eos_id is not None:
                 done |= next_token == eos_id
                 if bool(done.all()):
@@ -100,36 +98,18 @@ def generate_tokens(
         return run.result(run.tokens, eos_id)
 
 
-def greedy_decode(
-    model: nn.Module,
-    src: Tensor,
-    max_new_tokens: int,
-    bos_id: int = 1,
-    eos_id: int | None = None,
-    use_cache: bool = True,
-) -> Tensor:
-    """Pick the most likely token at every step, ``y_t = argmax_w p(w | y_<t, x)``, for at most
-    ``max_new_tokens`` steps. Output as :func:`generate_tokens`."""
-    return generate_tokens(model, src, max_new_tokens, 0.0, None, bos_id, eos_id, use_cache)
+def greedy_decode(model: nn.Module, src: Tensor, max_new_tokens: int, **kwargs) -> Tensor:
+    """``y_t = argmax_w p(w | y_<t, x)`` at every step: :func:`generate_tokens` at ``temperature=0``
+    (``bos_id``, ``eos_id``, ``use_cache`` as there)."""
+    return generate_tokens(model, src, max_new_tokens, 0.0, None, **kwargs)
 
 
 @torch.no_grad()
-def beam_search(
-    model: nn.Module,
-    src: Tensor,
-    max_new_tokens: int,
-    beam_size: int = 4,
-    length_penalty: float = 0.6,
-    bos_id: int = 1,
-    eos_id: int | None = None,
-    use_cache: bool = True,
-) -> Tensor:
-    r"""Keep the ``beam_size`` most likely prefixes at every step (at most ``max_new_tokens`` steps);
-    return the best per row.
-
-    Hypotheses are ranked by :math:`\log p(y \mid x) / lp(y)` with the length penalty of
-    Wu et al. (2016), :math:`lp(y) = ((5 + |y|) / 6)^\alpha` (the paper uses beam 4, α = 0.6).
-    With ``beam_size=1`` this is greedy decoding. Output as :func:`generate_tokens`.
+def beam_search(model: nn.Module, src: Tensor, max_new_tokens: int, beam_size: int = 4, length_penalty: float = 0.6,
+                bos_id: int = 1, eos_id: int | None = None, use_cache: bool = True) -> Tensor:  # fmt: skip
+    r"""Keep the ``beam_size`` most likely prefixes at every step; return the best per row (as
+    :func:`generate_tokens`). Ranked by :math:`\log p(y \mid x) / lp(y)`, with Wu et al.'s (2016)
+    length penalty :math:`lp(y) = ((5 + |y|) / 6)^\alpha` (the paper: beam 4, α = 0.6). One beam is greedy.
     """
     check_int("max_new_tokens", max_new_tokens, minimum=1)
     check_int("beam_size", beam_size, minimum=1)
@@ -151,7 +131,7 @@ def beam_search(
             scores, flat = (scores.view(B * K, 1) + logp).view(B, K * V).topk(K, dim=-1)  # [B, K]
             beam = (flat // V + torch.arange(B, device=flat.device)[:, None] * K).view(-1)
             next_token = (flat % V).view(-1)
-            run.keep(beam, next_token)
+            run.append(next_token, beam)
             done, lengths = done[beam], lengths[beam] + (~done[beam]).float()
             if eos_id is not None:
                 done = done | (next_token == eos_id)

@@ -14,12 +14,8 @@ from .layers import DecoderOnlyLayer
 
 @dataclass
 class LMConfig:
-    """Hyper-parameters of :class:`DecoderOnlyLM` (defaults follow GPT-2's choices, at toy size).
-
-    ``d_ff=None`` means ``4 * d_model``. ``max_len`` is the positional capacity (a limit only for
-    ``position="learned"``); the other fields mean what they mean in
-    :class:`~lib.model.transformer.TransformerConfig`.
-    """
+    """Hyper-parameters of :class:`DecoderOnlyLM` (GPT-2's choices, at toy size). ``d_ff=None`` means
+    ``4 * d_model``; the other fields mean what they mean in :class:`~lib.model.transformer.TransformerConfig`."""
 
     vocab_size: int
     d_model: int = 128
@@ -42,25 +38,19 @@ class LMConfig:
 
 
 class DecoderOnlyLM(TokenModel):
-    r"""Predicts the next token from the ones before it.
+    r"""Predicts the next token from the ones before it: ``forward(tokens [B, T], cache=None) -> [B, T, V]``.
 
     .. math::
-        p(w_t \mid w_{<t}) = \mathrm{softmax}(h_t E^\top), \qquad
-        h = \mathrm{Blocks}(E[w] \sqrt{d} + P)
-
-    Each block is a :class:`~lib.model.layers.DecoderOnlyLayer` (causal self-attention plus
-    feed-forward, no cross-attention). ``forward(tokens [B, T], cache=None) -> logits [B, T, V]``.
-    Build it from an :class:`LMConfig`: ``DecoderOnlyLM(LMConfig(vocab_size=20, d_model=32))``.
+        p(w_t \mid w_{<t}) = \mathrm{softmax}(h_t E^\top), \qquad h = \mathrm{Blocks}(E[w] \sqrt{d} + P)
     """
 
-    starts_from_bos = False  # generation: the prompt is the start, and stays in the result
+    starts_from_bos = False  # generation starts from the prompt, which stays in the result
 
     def __init__(self, config: LMConfig):
         super().__init__()
         if not isinstance(config, LMConfig):
             raise TypeError(
-                f"config must be an LMConfig, got {type(config).__name__}; "
-                f"build one with LMConfig(vocab_size=..., d_model=..., ...)"
+                f"config must be an LMConfig, got {type(config).__name__}; build one with LMConfig(vocab_size=...)"
             )
         self.config = c = config
         self.embed = nn.Embedding(c.vocab_size, c.d_model)
@@ -74,41 +64,27 @@ class DecoderOnlyLM(TokenModel):
             self.out_proj.weight = self.embed.weight
 
     def forward(self, tokens: Tensor, cache: list[KVCache] | None = None) -> Tensor:
-        """Logits ``[B, T, V]``; with a ``cache`` (:meth:`new_cache`) ``tokens`` are only the new ones."""
-        offset = len(cache[0]) if cache else 0
+        offset = len(cache[0]) if cache else 0  # with a cache, ``tokens`` are only the new ones
         self.check_tokens("tokens", tokens, self.config.vocab_size, offset)
         x = self.embed_tokens(tokens, self.embed, offset)
         for i, layer in enumerate(self.layers):
             x = layer(x, cache=cache[i] if cache else None)
         return self.out_proj(self.norm(x))
 
-    def generate(
-        self,
-        prompt: Tensor,
-        max_new_tokens: int,
-        temperature: float = 0.0,
-        top_k: int | None = None,
-        eos_id: int | None = None,
-        use_cache: bool = True,
-    ) -> Tensor:
-        """Continue ``prompt [B, T]`` by at most ``max_new_tokens`` tokens: ``[B, T + new]``.
-
-        :func:`lib.model.generation.generate_tokens` (greedy for ``temperature=0``, else sampling).
-        """
+    def generate(self, prompt: Tensor, max_new_tokens: int, temperature: float = 0.0, top_k: int | None = None,
+                 eos_id: int | None = None, use_cache: bool = True) -> Tensor:  # fmt: skip
+        """Continue ``prompt [B, T]``: ``[B, T + new]``, with :func:`~lib.model.generation.generate_tokens`."""
         from .generation import generate_tokens
 
         return generate_tokens(self, prompt, max_new_tokens, temperature, top_k, eos_id=eos_id, use_cache=use_cache)
 
-    # The stepping interface of lib.model.generation (shared with Transformer and Seq2SeqRNN).
+    # The stepping interface of lib.model.generation.
     def new_cache(self) -> list[KVCache]:
-        """An empty key/value cache, one per block."""
         return [KVCache() for _ in self.layers]
 
-    def generation_context(self, prompt: Tensor) -> tuple[Tensor, ...]:
-        """Nothing to attend to besides the tokens themselves (the prompt is checked here)."""
+    def generation_context(self, prompt: Tensor) -> tuple[()]:
         self.check_tokens("prompt", prompt, self.config.vocab_size)
         return ()
 
-    def next_logits(self, tokens: Tensor, context: tuple[Tensor, ...], cache: list[KVCache] | None) -> Tensor:
-        """Logits ``[B, V]`` of the token after ``tokens`` (only the new ones, with a cache)."""
+    def next_logits(self, tokens: Tensor, context: tuple[()], cache: list[KVCache] | None) -> Tensor:
         return self(tokens, cache)[:, -1]

@@ -14,14 +14,9 @@ from .masks import is_causal_mask, padding_mask
 
 @dataclass
 class TransformerConfig:
-    """Hyper-parameters of :class:`Transformer` (defaults: the paper's base model).
-
-    ``position`` is one of ``"sinusoidal"``, ``"learned"``, ``"relative"``, ``"rotary"``, ``"none"``;
-    ``max_len`` is the positional capacity, a limit only for ``"learned"`` positions.
-    ``share_embeddings`` uses one embedding for source and target (equal vocabularies);
-    ``tie_output`` reuses the target embedding as the output projection (paper §3.4).
-    ``n_decoder_layers=0`` gives an encoder with an output layer on top (it cannot generate).
-    """
+    """Hyper-parameters of :class:`Transformer` (defaults: the paper's base model). ``position``: one of
+    :data:`~lib.model.positions.POSITIONS`; ``max_len`` limits only learned positions; ``share_embeddings``:
+    one embedding for source and target; ``tie_output``: it is also the output projection (§3.4)."""
 
     src_vocab_size: int
     tgt_vocab_size: int
@@ -47,18 +42,15 @@ class TransformerConfig:
         check_int("n_encoder_layers", self.n_encoder_layers, minimum=0)
         check_int("n_decoder_layers", self.n_decoder_layers, minimum=0)
         if self.share_embeddings and self.src_vocab_size != self.tgt_vocab_size:
-            raise ValueError(
-                f"share_embeddings=True needs src_vocab_size == tgt_vocab_size, "
-                f"got {self.src_vocab_size} and {self.tgt_vocab_size}"
-            )
+            sizes = f"{self.src_vocab_size} and {self.tgt_vocab_size}"
+            raise ValueError(f"share_embeddings=True needs src_vocab_size == tgt_vocab_size, got {sizes}")
 
     @classmethod
     def base(cls, src_vocab_size: int = 37000, tgt_vocab_size: int | None = None, **overrides) -> TransformerConfig:
         """The paper's base model (Table 3): d=512, h=8, N=6, d_ff=2048, dropout 0.1, shared and tied embeddings."""
         tgt_vocab_size = src_vocab_size if tgt_vocab_size is None else tgt_vocab_size
         shared = src_vocab_size == tgt_vocab_size
-        config = cls(src_vocab_size, tgt_vocab_size, share_embeddings=shared, tie_output=True)
-        return replace(config, **overrides)
+        return replace(cls(src_vocab_size, tgt_vocab_size, share_embeddings=shared, tie_output=True), **overrides)
 
     @classmethod
     def big(cls, src_vocab_size: int = 37000, tgt_vocab_size: int | None = None, **overrides) -> TransformerConfig:
@@ -68,20 +60,13 @@ class TransformerConfig:
 
 
 class Transformer(TokenModel):
-    """The encoder-decoder Transformer.
+    """The encoder-decoder: ``forward(src [B, S], tgt [B, T], src_mask=None, tgt_mask=None) -> [B, T, V_tgt]``.
 
-    - ``encode(src [B, S], src_mask=None) -> memory [B, S, d]``
-    - ``decode(tgt [B, T], memory, tgt_mask=None, memory_mask=None, cache=None) -> logits [B, T, V_tgt]``
-    - ``forward(src, tgt, src_mask=None, tgt_mask=None) -> logits [B, T, V_tgt]``
-
-    Masks are bool, ``True`` = may attend. ``src_mask`` defaults to the padding mask of ``src``
-    (keys equal to ``pad_id`` are ignored). The decoder's self-attention always has the look-ahead
-    mask; ``tgt_mask`` (e.g. ``padding_mask(tgt, pad_id)``) restricts it further — unlike
-    ``nn.Transformer``, where a ``tgt_mask`` replaces the causal mask. Embeddings are multiplied by
-    ``√d_model`` (§3.4).
+    ``src_mask`` defaults to ``src``'s padding mask. The decoder's self-attention always has the look-ahead
+    mask; a ``tgt_mask`` (e.g. ``padding_mask(tgt, pad_id)``) restricts it further (``nn.Transformer``'s replaces it).
     """
 
-    starts_from_bos = True  # generation: decoding starts from <bos>, which the result leaves out
+    starts_from_bos = True  # generation starts from <bos>, which the result leaves out
 
     def __init__(self, config: TransformerConfig):
         super().__init__()
@@ -91,14 +76,14 @@ class Transformer(TokenModel):
         self.src_embed = nn.Embedding(c.src_vocab_size, c.d_model)
         self.tgt_embed = self.src_embed if c.share_embeddings else nn.Embedding(c.tgt_vocab_size, c.d_model)
         self.build_positions(c)
-        args = (c.d_model, c.n_heads, c.d_ff, c.dropout, c.norm_first, c.activation, c.layer_norm_eps)
+        args = (c.d_model, c.n_heads, c.d_ff, c.dropout)
+        kwargs = dict(norm_first=c.norm_first, activation=c.activation, layer_norm_eps=c.layer_norm_eps)
         self.encoder_layers = nn.ModuleList(
-            EncoderLayer(*args, self_attn=self.self_attention()) for _ in range(c.n_encoder_layers)
+            EncoderLayer(*args, **kwargs, self_attn=self.self_attention()) for _ in range(c.n_encoder_layers)
         )
         self.decoder_layers = nn.ModuleList(
-            DecoderLayer(*args, self_attn=self.self_attention()) for _ in range(c.n_decoder_layers)
+            DecoderLayer(*args, **kwargs, self_attn=self.self_attention()) for _ in range(c.n_decoder_layers)
         )
-        # Pre-LN stacks end in a LayerNorm; post-LN stacks already end in one.
         self.encoder_norm = nn.LayerNorm(c.d_model, eps=c.layer_norm_eps) if c.norm_first else nn.Identity()
         self.decoder_norm = nn.LayerNorm(c.d_model, eps=c.layer_norm_eps) if c.norm_first else nn.Identity()
         self.out_proj = nn.Linear(c.d_model, c.tgt_vocab_size, bias=False)
@@ -109,26 +94,16 @@ class Transformer(TokenModel):
     def encode(self, src: Tensor, src_mask: Tensor | None = None) -> Tensor:
         """The encoder stack: ``src [B, S] -> memory [B, S, d]``."""
         self.check_tokens("src", src, self.config.src_vocab_size)
-        if src_mask is None:
-            src_mask = padding_mask(src, self.config.pad_id)
+        mask = padding_mask(src, self.config.pad_id) if src_mask is None else src_mask
         x = self.embed_tokens(src, self.src_embed)
         for layer in self.encoder_layers:
-            x = layer(x, src_mask)
+            x = layer(x, mask)
         return self.encoder_norm(x)
 
-    def decode(
-        self,
-        tgt: Tensor,
-        memory: Tensor,
-        tgt_mask: Tensor | None = None,
-        memory_mask: Tensor | None = None,
-        cache: list[LayerCache] | None = None,
-    ) -> Tensor:
-        """The decoder stack and output layer: ``tgt [B, T] -> logits [B, T, V_tgt]``.
-
-        With a ``cache`` (from :meth:`new_cache`) ``tgt`` holds only the new tokens; the keys and
-        values of the earlier ones are reused.
-        """
+    def decode(self, tgt: Tensor, memory: Tensor, tgt_mask: Tensor | None = None, memory_mask: Tensor | None = None,
+               cache: list[LayerCache] | None = None) -> Tensor:  # fmt: skip
+        """The decoder stack and output layer: ``tgt [B, T] -> logits [B, T, V_tgt]``. With a ``cache``
+        (:meth:`new_cache`), ``tgt`` holds only the new tokens."""
         offset = len(cache[0]) if cache else 0
         self.check_tokens("tgt", tgt, self.config.tgt_vocab_size, offset)
         if tgt_mask is not None and is_causal_mask(tgt_mask):
@@ -138,26 +113,17 @@ class Transformer(TokenModel):
             x = layer(x, memory, tgt_mask, memory_mask, is_causal=True, cache=cache[i] if cache else None)
         return self.out_proj(self.decoder_norm(x))
 
-    def forward(
-        self, src: Tensor, tgt: Tensor, src_mask: Tensor | None = None, tgt_mask: Tensor | None = None
-    ) -> Tensor:
+    def forward(self, src: Tensor, tgt: Tensor, src_mask: Tensor | None = None, tgt_mask: Tensor | None = None):
         memory = self.encode(src, src_mask)  # (checks src)
         src_mask = padding_mask(src, self.config.pad_id) if src_mask is None else src_mask
         return self.decode(tgt, memory, tgt_mask, src_mask)
 
-    # The stepping interface of lib.model.generation (shared with DecoderOnlyLM and Seq2SeqRNN).
+    # The stepping interface of lib.model.generation.
     def new_cache(self) -> list[LayerCache] | None:
-        """An empty key/value cache: one :class:`~lib.model.layers.LayerCache` per decoder layer
-        (``None`` without decoder layers: nothing to cache)."""
         return [LayerCache() for _ in self.decoder_layers] or None
 
-    def generation_context(self, src: Tensor) -> tuple[Tensor, ...]:
-        """What every decoding step attends to: the encoder memory and its padding mask (batch first)."""
-        self.check_tokens("src", src, self.config.src_vocab_size)
-        mask = padding_mask(src, self.config.pad_id)
-        return self.encode(src, mask), mask
+    def generation_context(self, src: Tensor) -> tuple[Tensor, Tensor]:
+        return self.encode(src), padding_mask(src, self.config.pad_id)
 
-    def next_logits(self, tokens: Tensor, context: tuple[Tensor, ...], cache: list[LayerCache] | None) -> Tensor:
-        """Logits ``[B, V]`` of the token after ``tokens`` (only the new ones, with a cache)."""
-        memory, mask = context
-        return self.decode(tokens, memory, None, mask, cache)[:, -1]
+    def next_logits(self, tokens: Tensor, context: tuple[Tensor, Tensor], cache: list[LayerCache] | None) -> Tensor:
+        return self.decode(tokens, context[0], None, context[1], cache)[:, -1]

@@ -71,3 +71,12 @@ def test_elide_checks_bad_arguments():
         show_source(_validated, elide_checks=True, linenos=True)
     with pytest.raises(TypeError, match="elide_checks"):
         show_source(_validated, elide_checks="yes")
+
+
+def test_tool_pragmas_are_not_shown() -> None:
+    """``# fmt: skip`` and friends address the formatter, not the reader."""
+    from lib.model.attention import MultiHeadAttention
+
+    code = show_source(MultiHeadAttention.forward).code
+    assert "fmt: skip" not in code and "need_weights: bool = True," in code
+    assert "fmt: skip" in open(show_source(MultiHeadAttention.forward).path).read()  # it is in the file

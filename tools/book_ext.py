@@ -40,6 +40,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 from docutils import nodes
@@ -354,6 +355,51 @@ def write_json(app: Sphinx, exception) -> None:
     out.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
 
 
+def _person_text(name: str) -> str:
+    """A name part as plain text: "{Stanford CS224N}" -> "Stanford CS224N" (LaTeX braces, accents)."""
+    from pybtex.richtext import Text
+
+    return Text.from_latex(name).render_as("text")
+
+
+def sort_entries(entries: list) -> list:
+    """pybtex entries in the order of the References page: by author, year and title."""
+    from pybtex.style.sorting.author_year_title import SortingStyle
+
+    return list(SortingStyle().sort(entries))
+
+
+def author_year_labels(sorted_entries) -> Iterator[str]:
+    """The References page's labels, "Vaswani et al., 2017", for entries in `sort_entries` order.
+
+    Two entries with the same authors and year get "2020a", "2020b" in that order. tools/myst.py
+    labels the Colab editions' citations with this same function.
+    """
+    seen: dict[str, int] = {}
+    labels = []
+    for entry in sorted_entries:
+        people = entry.persons.get("author") or entry.persons.get("editor") or []
+        names = [_person_text(" ".join(p.prelast_names + p.last_names)) for p in people]
+        if not names:
+            who = entry.fields.get("title", entry.key)
+        elif len(names) == 1:
+            who = names[0]
+        elif len(names) == 2:
+            who = f"{names[0]} and {names[1]}"
+        else:
+            who = f"{names[0]} et al."
+        label = f"{who}, {entry.fields.get('year', 'n.d.')}"
+        labels.append(label)
+        seen[label] = seen.get(label, 0) + 1
+    suffix: dict[str, int] = {}
+    for label in labels:  # two "Wang et al., 2020": 2020a, 2020b
+        if seen[label] > 1:
+            suffix[label] = suffix.get(label, 0) + 1
+            yield label + "abcdefghijklmnopqrstuvwxyz"[suffix[label] - 1]
+        else:
+            yield label
+
+
 def _register_author_year_style() -> None:
     """The pybtex style `authoryear`: labels "Vaswani et al., 2017", sorted by author and year."""
     from pybtex.plugin import register_plugin
@@ -363,29 +409,7 @@ def _register_author_year_style() -> None:
 
     class AuthorYearLabels(BaseLabelStyle):
         def format_labels(self, sorted_entries):
-            seen: dict[str, int] = {}
-            labels = []
-            for entry in sorted_entries:
-                people = entry.persons.get("author") or entry.persons.get("editor") or []
-                names = [" ".join(p.prelast_names + p.last_names) for p in people]
-                if not names:
-                    who = entry.fields.get("title", entry.key)
-                elif len(names) == 1:
-                    who = names[0]
-                elif len(names) == 2:
-                    who = f"{names[0]} and {names[1]}"
-                else:
-                    who = f"{names[0]} et al."
-                label = f"{who}, {entry.fields.get('year', 'n.d.')}"
-                labels.append(label)
-                seen[label] = seen.get(label, 0) + 1
-            suffix: dict[str, int] = {}
-            for label in labels:  # two "Vaswani et al., 2017": 2017a, 2017b
-                if seen[label] > 1:
-                    suffix[label] = suffix.get(label, 0) + 1
-                    yield label + "abcdefghijklmnopqrstuvwxyz"[suffix[label] - 1]
-                else:
-                    yield label
+            return author_year_labels(sorted_entries)
 
     class AuthorYearStyle(UnsrtStyle):
         default_label_style = AuthorYearLabels

@@ -30,7 +30,7 @@ definition lists, substitutions, labelled equations, a directive inside a list o
 
 API (stable; `tools/student_versions.py`, `tools/editions.py` and nbgrader tooling use it)::
 
-    from tools.myst import Book, Context, to_jupyter, convert, notebook_to_jupyter
+    from tools.myst import Book, Context, to_jupyter, convert, notebook_to_jupyter, directives, raw_myst
 
     book = Book.load()                                  # the toc's pages, exercises, bibliography
     ctx = Context(book, docname="book/04_multi_head", edition="reader")   # or "student"
@@ -40,6 +40,8 @@ API (stable; `tools/student_versions.py`, `tools/editions.py` and nbgrader tooli
                                                         #   "solution", "solution-start" or "solution-end"
     nb2 = notebook_to_jupyter(nb, book=book, docname="book/04_multi_head", edition="reader")
     book.exercises["ex-04-x"]                           # Exercise(label, docname, number="4.2", title)
+    directives(cell_source, book=book)                  # [Directive(name, argument, options, body)]
+    raw_myst(text)                                      # raw MyST left in a text, as messages
 
 `notebook_to_jupyter` converts every markdown cell and leaves every code cell's source as it is; in
 the reader edition a gated solution's code cells are collapsed (``metadata.jupyter.source_hidden``).
@@ -326,6 +328,25 @@ def notebook_to_jupyter(
     return out
 
 
+@dataclass(frozen=True)
+class Directive:
+    """A top-level directive block of a cell, parsed as myst-parser parses it."""
+
+    name: str
+    argument: str
+    options: dict
+    body: str
+
+
+def directives(markdown: str, *, book: Book, where: str = "") -> list[Directive]:
+    """The top-level directive blocks of a MyST text (``{exercise}``, ``{solution}``, ...), in order."""
+    return [
+        Directive(*_directive_parts(token, where))
+        for token in book.md.parse(markdown)
+        if token.level == 0 and token.type in ("fence", "colon_fence") and token.info.startswith("{")
+    ]
+
+
 def raw_myst(markdown: str) -> list[str]:
     """Raw MyST left in a (converted) markdown text: roles, directive fences, option lines.
 
@@ -460,6 +481,15 @@ def _inline_edits(
         for child in token.children or []:
             if child.type in ("code_inline", "math_inline", "math_inline_double"):
                 cursor = _skip(source, child.content, cursor)
+            elif child.type in ("link_open", "image") and _is_relative(href := _href(child)):
+                # A link to another page of the book ([the references](references.md)): to the site.
+                # The cursor stays: the link's text, before its target, may hold roles.
+                at = source.find(f"]({href}", cursor)
+                if at < 0:
+                    raise MystError(
+                        where, f"the link target {href!r}", "could not be located (a reference-style link?)"
+                    )
+                edits.append((at + 2, at + 2 + len(href), _page_link(href, child.type, context, where)))
             elif child.type == "myst_role":
                 name = child.meta["name"]
                 at = source.find(f"{{{name}}}`", cursor)
@@ -471,6 +501,24 @@ def _inline_edits(
                 edits.append((at, end + n, _role(name, child.content, context, where)))
                 cursor = end + n
     return edits
+
+
+def _href(token: Token) -> str:
+    return str(token.attrGet("href") or token.attrGet("src") or "")
+
+
+def _is_relative(href: str) -> bool:
+    return bool(href) and not href.startswith(("#", "/", "mailto:")) and "://" not in href
+
+
+def _page_link(href: str, kind: str, context: Context, where: str) -> str:
+    """A relative link to a page of the book (`references.md#x`), as the page's address on the site."""
+    path, _, anchor = href.partition("#")
+    docname = _resolve_doc(path, context)
+    if kind == "image" or not path.endswith((".md", ".ipynb")) or docname not in context.book.titles:
+        what = "image" if kind == "image" else "link"
+        raise MystError(where, f"the relative {what} {href!r}", "points at no page of the book (Colab cannot open it)")
+    return context.book.page_url(docname, anchor)
 
 
 def _skip(source: str, content: str, cursor: int) -> int:

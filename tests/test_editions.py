@@ -181,3 +181,16 @@ def test_every_link_of_the_editions_is_on_the_built_site(site_build: SiteBuild, 
                         assert anchor in ids[str(target)], f"{edition.name}: {href}: no such anchor in the built site"
                     checked += 1
     assert checked > 0
+
+
+@pytest.mark.site
+@pytest.mark.parametrize("page", PAGES, ids=_ids(PAGES))
+def test_the_built_pages_colab_button_opens_the_edition(page: Path, site_build: SiteBuild) -> None:
+    site_build.require_success()
+    url, ref = repository()
+    colab = load_config()["launch_buttons"]["colab_url"].rstrip("/")
+    edition = editions.edition_path(page).relative_to(REPO).as_posix()
+    expected = f"{colab}/github/{url.split('github.com/', 1)[1]}/blob/{ref}/{edition}"
+    soup = BeautifulSoup((HTML / "book" / f"{page.stem}.html").read_text(encoding="utf-8"), "html.parser")
+    links = {a["href"] for a in soup.find_all("a", href=True) if "colab.research.google.com" in a["href"]}
+    assert links == {expected}, f"{page.name}: Colab link(s) {sorted(links)}; expected {expected}"

@@ -2,6 +2,7 @@
 
 import pytest
 import torch
+from small_models import small_config
 from torch import nn
 
 from lib import DecoderOnlyLM, LMConfig, Transformer, TransformerConfig, beam_search, greedy_decode
@@ -11,18 +12,7 @@ POSITIONS = ["sinusoidal", "learned", "relative", "rotary", "none"]
 
 def make_models(position, norm_first, seed=0):
     torch.manual_seed(seed)
-    config = TransformerConfig(
-        20,
-        20,
-        d_model=32,
-        n_heads=4,
-        n_encoder_layers=2,
-        n_decoder_layers=2,
-        d_ff=64,
-        dropout=0.0,
-        position=position,
-        norm_first=norm_first,
-    )
+    config = small_config(position=position, norm_first=norm_first)
     return Transformer(config).eval(), DecoderOnlyLM(
         LMConfig(20, 32, 4, 2, dropout=0.0, position=position, norm_first=norm_first)
     ).eval()

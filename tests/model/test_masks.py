@@ -2,13 +2,13 @@
 
 import pytest
 import torch
+from small_models import small_config as shared_config
 
 from lib import (
     DecoderOnlyLM,
     LMConfig,
     MultiHeadAttention,
     Transformer,
-    TransformerConfig,
     causal_mask,
     padding_mask,
     scaled_dot_product_attention,
@@ -18,19 +18,7 @@ POSITIONS = ["sinusoidal", "learned", "relative", "rotary", "none"]
 
 
 def small_config(position="sinusoidal", norm_first=False, **kw):
-    return TransformerConfig(
-        16,
-        16,
-        d_model=32,
-        n_heads=4,
-        n_encoder_layers=2,
-        n_decoder_layers=2,
-        d_ff=64,
-        dropout=0.0,
-        position=position,
-        norm_first=norm_first,
-        **kw,
-    )
+    return shared_config(src_vocab_size=16, tgt_vocab_size=16, position=position, norm_first=norm_first, **kw)
 
 
 def test_mask_helpers():

@@ -65,6 +65,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "fresh examples every step",
     )
     p.add_argument("--test-size", type=int, default=500, help="examples to evaluate on (default: %(default)s)")
+    p.add_argument(
+        "--optimizer",
+        choices=("adam", "sgd"),
+        default="adam",
+        help="Adam with the paper's betas, or SGD with momentum 0.9 (default: %(default)s)",
+    )
     p.add_argument("--lr", type=float, default=5e-3, help="peak learning rate (default: %(default)s)")
     p.add_argument(
         "--schedule",
@@ -100,7 +106,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     for name in ("steps", "batch_size", "test_size", "d_model", "heads", "layers", "d_ff", "evals"):
         if getattr(args, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
-    return args  # fmt: skip
+    return args
 
 
 def task_kw(task: str) -> dict:
@@ -141,12 +147,16 @@ def main(argv: Sequence[str] | None = None) -> History:
         test_set = make_task(args.task, args.test_size, seed=args.seed + 10_000, **kw)
         model = build_model(args, len(data.src_vocab)).to(device)
         lm = args.model == "lm"
+        optimizer = None  # train's default: Adam, betas (0.9, 0.98), eps 1e-9
+        if args.optimizer == "sgd":
+            optimizer = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9)
         history = train(
             model,
             data,
             steps=args.steps,
             batch_size=args.batch_size,
             loss_fn=lm_loss if lm else seq2seq_loss,
+            optimizer=optimizer,
             lr=args.lr,
             schedule=args.schedule,
             warmup_steps=args.warmup_steps,

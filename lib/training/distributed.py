@@ -127,7 +127,7 @@ def wrap(model: nn.Module) -> nn.Module:
 
 
 def mean_over_ranks(value: Tensor) -> Tensor:
-    """The mean of a tensor over the ranks (a detached copy; the tensor itself without a group)."""
+    """The mean of a tensor over the ranks, detached from autograd (without a group: the tensor, detached)."""
     value = value.detach()
     if not is_distributed():
         return value

@@ -231,3 +231,30 @@ def test_evaluate_counts_tokens_and_sequences():
     metrics = evaluate(Oracle(batch.tgt_out), batch)
     assert metrics["token_accuracy"] == pytest.approx(6 / 7)
     assert metrics["exact_match"] == pytest.approx(1 / 2)
+
+
+def test_a_data_set_is_shuffled_by_the_readers_seed():
+    """Regression (issue 19): train shuffled a Seq2SeqDataset with seed=epoch, whatever seed the
+    reader had set. The order now follows torch's seed (lib.seed_everything), changes every epoch,
+    and draws nothing from the global generator."""
+    data = make_task("copy", 32, seed=0)
+
+    def order(seed: int) -> list:
+        torch.manual_seed(seed)
+        seen = []
+
+        def loss_fn(model, batch):
+            seen.append([[t for t in row if t != batch.pad_id] for row in batch.src.tolist()])
+            return seq2seq_loss(model, batch)
+
+        model = TinySeq2Seq(13)
+        rng = torch.get_rng_state()
+        train(model, data, steps=8, batch_size=8, loss_fn=loss_fn, progress=False)  # 2 epochs of 4 batches
+        assert torch.equal(torch.get_rng_state(), rng), "the shuffle drew from the global generator"
+        return seen
+
+    first = order(0)
+    assert first == order(0)
+    assert first != order(1)
+    assert first[:4] != first[4:], "every epoch is shuffled anew"
+    assert sorted(row for batch in first[:4] for row in batch) == sorted(row for batch in first[4:] for row in batch)

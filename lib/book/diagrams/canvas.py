@@ -22,6 +22,8 @@ import seaborn as sns
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Rectangle
 
+from ...model.checks import check_choice, check_number
+
 # One colour per role, from seaborn's colour-blind palette (the plots use the same palette).
 _CB = sns.color_palette("colorblind")
 COLORS: dict[str, tuple[float, float, float]] = {
@@ -74,8 +76,7 @@ class Box:
 
 def color(role: str) -> tuple[float, float, float]:
     """The book's colour for ``role`` (one of :data:`COLORS`)."""
-    if role not in COLORS:
-        raise ValueError(f"role={role!r} is unknown; expected one of {sorted(COLORS)}")
+    check_choice("role", role, sorted(COLORS))
     return COLORS[role]
 
 
@@ -87,8 +88,8 @@ class Canvas:
     """A blank figure measured in data units: ``width × height``, origin bottom-left."""
 
     def __init__(self, width: float, height: float, title: str | None = None, scale: float = 0.9):
-        if width <= 0 or height <= 0:
-            raise ValueError(f"width={width!r} and height={height!r} must be positive")
+        check_number("width", width, 0, low_open=True)
+        check_number("height", height, 0, low_open=True)
         title_height = 0.45 if title else 0.0  # inches above the drawing, for the title
         figure_height = height * scale + title_height
         self.figure: Figure = plt.figure(figsize=(width * scale, figure_height))

@@ -12,6 +12,7 @@ from matplotlib.figure import Figure
 from torch import Tensor
 
 from ...model.attention import MultiHeadAttention
+from ...model.checks import check_tensor
 from ...model.generation import eval_mode
 from .canvas import Canvas
 
@@ -40,9 +41,9 @@ def multi_head_diagram(attention: MultiHeadAttention, x: Tensor, *, cell: float 
     """
     if not isinstance(attention, MultiHeadAttention):
         raise TypeError(f"attention must be a lib.MultiHeadAttention, got {type(attention).__name__}")
-    if not isinstance(x, Tensor) or x.dim() != 3 or x.size(0) != 1 or x.size(-1) != attention.d_model:
-        shape = tuple(x.shape) if isinstance(x, Tensor) else type(x).__name__
-        raise ValueError(f"x must be a tensor [1, T, d_model={attention.d_model}], got {shape}")
+    check_tensor("x", x)
+    if x.dim() != 3 or x.size(0) != 1 or x.size(-1) != attention.d_model:
+        raise ValueError(f"x must be a tensor [1, T, d_model={attention.d_model}], got {tuple(x.shape)}")
     T, d, H, d_h = x.size(1), attention.d_model, attention.n_heads, attention.d_head
     if T > MAX_TOKENS or d > MAX_WIDTH:
         raise ValueError(

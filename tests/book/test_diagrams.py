@@ -111,3 +111,14 @@ def test_sparsity_patterns_count_the_pairs_of_the_real_masks():
         sparsity_patterns(T=8.0)
     with pytest.raises(ValueError, match="n_global"):
         sparsity_patterns(T=4, n_global=5)
+
+
+def test_the_roles_use_seaborns_colour_blind_palette():
+    """The palette is written out (drawing loads no seaborn); it must stay the plots' palette."""
+    import seaborn as sns
+
+    from lib.book.diagrams.canvas import _CB
+
+    assert [tuple(round(c, 6) for c in rgb) for rgb in _CB] == [
+        tuple(round(c, 6) for c in rgb) for rgb in sns.color_palette("colorblind")
+    ]

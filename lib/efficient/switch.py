@@ -91,7 +91,7 @@ def use_attention(model: nn.Module, name: str, **options) -> nn.Module:
     the variant. Each layer gets its own kernel (a Linformer's ``E, F`` become its parameters, so
     create the optimizer *after* this call). Returns ``model``, changed in place.
     """
-    layers = attention_layers(model).values()
+    layers = [m for m in attention_layers(model).values()]  # every MultiHeadAttention (lib.heads)
     if not layers:
         raise ValueError(f"model ({type(model).__name__}) contains no MultiHeadAttention")
     device = next(model.parameters()).device

@@ -16,12 +16,11 @@ instead of storing it (FlashAttention's trick), so training also needs O(T·bloc
 
 from __future__ import annotations
 
-import math
-
 import torch
 from torch import Tensor
 
-from ._checks import check_qkv, expand_mask, positive_int
+from ..model.checks import check_int
+from .inputs import attention_scale, check_qkv, expand_mask
 
 NEG_INF = float("-inf")
 
@@ -127,7 +126,7 @@ def memory_efficient_attention(
     query row gives a zero output. Extra memory is O(T_q · block_size), not O(T_q · T_k).
     """
     check_qkv(q, k, v)
-    positive_int("block_size", block_size)
-    scale = 1.0 / math.sqrt(q.size(-1)) if scale is None else float(scale)
+    check_int("block_size", block_size, minimum=1)
+    scale = attention_scale(scale, q)
     mask = expand_mask(mask, q, k)
     return _BlockwiseAttention.apply(q, k, v, mask, bool(is_causal), scale, block_size)

@@ -1,6 +1,7 @@
 """lib.claim shows NumPy values as readably as Python and torch ones."""
 
 import numpy as np
+import pytest
 
 from lib.book.claims import claim, format_value
 
@@ -16,3 +17,8 @@ def test_numpy_scalars_and_arrays_are_rounded_like_floats():
 def test_claim_line_with_numpy_values(capsys):
     claim("a ratio is small", bool(np.float32(0.5) < 1), ratio=np.float32(0.5))
     assert capsys.readouterr().out.strip() == "✔ Claim: a ratio is small — ratio=0.5"
+
+
+def test_a_claim_that_does_not_hold_raises_its_line():
+    with pytest.raises(AssertionError, match=r"^✘ Claim: a ratio is small — ratio=2$"):
+        claim("a ratio is small", bool(np.float32(2.0) < 1), ratio=np.float32(2.0))

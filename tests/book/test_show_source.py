@@ -2,8 +2,8 @@
 
 import pytest
 
-from lib.model.attention import scaled_dot_product_attention
 from lib.book.source import ELISION, show_source
+from lib.model.attention import scaled_dot_product_attention
 
 
 def _validated(x, y=None):

@@ -4,9 +4,9 @@ and ``nn.TransformerDecoderLayer`` compute."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Callable
 
 import torch.nn.functional as F
 from torch import Tensor, nn

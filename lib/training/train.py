@@ -11,7 +11,6 @@ import time
 import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Union
 
 import torch
 import torch.nn.functional as F
@@ -165,7 +164,7 @@ class History:
         return f"History({len(self.step)} steps{last}, {len(self.evals)} evals, {self.seconds:.1f} s)"
 
 
-Data = Union[Seq2SeqDataset, Iterable[Union[Batch, LMBatch]], Callable[[int], Union[Batch, LMBatch]]]
+Data = Seq2SeqDataset | Iterable[Batch | LMBatch] | Callable[[int], Batch | LMBatch]
 
 
 def train(

@@ -70,3 +70,32 @@ def test_lib_claims_work_without_ipython():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "✔ Claim: it runs without IPython — n=1"
+
+
+def test_site_build_collects_and_anchors_displayed_claims():
+    """tools/book_ext.py reads a displayed claim's text/plain and anchors whichever rendering the page keeps."""
+    from types import SimpleNamespace
+
+    from docutils import nodes
+
+    from tools.book_ext import collect_claims
+
+    shown = CheckedClaim.of("a ratio is small", True, {"ratio": 0.5})
+    plain = nodes.literal_block(shown.line, shown.line, classes=["output", "text_plain"])
+    box = nodes.raw("", shown._repr_html_(), format="html", classes=["output", "text_html"])
+    bundle = nodes.container(
+        "",
+        nodes.container("", plain, mime_type="text/plain"),
+        nodes.container("", box, mime_type="text/html"),
+        nb_element="mime_bundle",
+    )
+    printed = nodes.literal_block("", "✔ Claim: printed — n=1", classes=["output", "stream"])
+    doctree = nodes.document(None, None)
+    doctree += nodes.container("", bundle, printed, classes=["cell_output"])
+    env = SimpleNamespace(docname="book/05_x")
+    collect_claims(SimpleNamespace(env=env), doctree)
+    assert env.book_claims["book/05_x"] == [
+        {"statement": "a ratio is small", "values": "ratio=0.5", "held": True, "anchor": "claim-1"},
+        {"statement": "printed", "values": "n=1", "held": True, "anchor": "claim-2"},
+    ]
+    assert plain["ids"] == box["ids"] == ["claim-1"] and printed["ids"] == ["claim-2"]

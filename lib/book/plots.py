@@ -53,6 +53,7 @@ def set_theme() -> None:
             "savefig.dpi": 150,
             "savefig.bbox": "tight",
             "svg.fonttype": "none",
+            "svg.hashsalt": "transformers-executed",  # the same figure gives the same SVG, run after run
             "axes.spines.top": False,
             "axes.spines.right": False,
             "axes.titlesize": "medium",
@@ -75,7 +76,7 @@ def _inline_figures_as_svg() -> bool:
         from matplotlib_inline.backend_inline import set_matplotlib_formats
     except ImportError:  # an IPython without matplotlib-inline: keep its default (PNG)
         return False
-    set_matplotlib_formats("svg")
+    set_matplotlib_formats("svg", metadata={"Date": None})  # no time stamp: reproducible outputs
     return True
 
 

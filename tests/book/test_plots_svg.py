@@ -32,6 +32,8 @@ formats = {}
 for name, figure in {"plot": fig, "schematic": mask_grids(["<bos>", "a", "b"])}.items():
     data, _ = shell.display_formatter.format(figure)
     formats[name] = {mime: data[mime] for mime in data if mime.startswith("image/")}
+    again, _ = shell.display_formatter.format(figure)
+    formats[name]["same twice"] = again["image/svg+xml"] == data["image/svg+xml"]
 print(json.dumps(formats))
 """
 
@@ -48,6 +50,7 @@ def test_under_ipython_plots_and_schematics_are_svg_with_text_elements():
     out = subprocess.run([sys.executable, "-c", _IN_A_SHELL], capture_output=True, text=True, check=True).stdout
     formats = json.loads(out.strip().splitlines()[-1])
     for name, data in formats.items():
+        assert data.pop("same twice"), f"{name}: two renderings of one figure differ (a time stamp, random ids?)"
         assert list(data) == ["image/svg+xml"], f"{name}: shown as {list(data)}, expected SVG only"
         svg = data["image/svg+xml"]
         assert "<text" in svg, f"{name}: its labels are not <text> elements (svg.fonttype is not 'none'?)"

@@ -100,8 +100,9 @@ def _check_tokens(tokens: Sequence[str] | None, size: int, name: str, axis: str)
 
 def _heatmap(ax: Axes, w: np.ndarray, xticks, yticks, cmap: str, vmin: float, vmax: float, cbar: bool) -> None:
     # What seaborn.heatmap draws (a pcolormesh, rows top-down, no spines), written out: seaborn's
-    # redraws the whole figure for every heatmap it adds, so a 6 x 12 grid took minutes.
-    mesh = ax.pcolormesh(w, cmap=sns.color_palette(cmap, as_cmap=True), vmin=vmin, vmax=vmax)
+    # redraws the whole figure for every heatmap it adds, so a 6 x 12 grid took minutes. The cells are
+    # rasterized inside the SVG (one small image), the labels stay text.
+    mesh = ax.pcolormesh(w, cmap=sns.color_palette(cmap, as_cmap=True), vmin=vmin, vmax=vmax, rasterized=True)
     ax.set(xlim=(0, w.shape[1]), ylim=(w.shape[0], 0))
     for spine in ax.spines.values():
         spine.set_visible(False)

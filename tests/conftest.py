@@ -185,3 +185,52 @@ def tiny_lm_config():
         return LMConfig(**{**dict(vocab_size=11, n_layers=1, **TINY_MODEL), **overrides})
 
     return make
+
+
+# --- Efficient attention (tests/efficient/): random q, k, v and the full attention to compare with ---
+
+
+def _qkv(B=2, H=3, T_q=23, T_k=23, d=8, dtype=None, requires_grad=True, seed=0):
+    import torch
+
+    g = torch.Generator().manual_seed(seed)
+    shapes = [(B, H, T_q, d), (B, H, T_k, d), (B, H, T_k, d)]
+    dtype = torch.float64 if dtype is None else dtype
+    return [torch.randn(*s, generator=g, dtype=dtype).requires_grad_(requires_grad) for s in shapes]
+
+
+def _full(q, k, v, mask=None, is_causal=False):
+    from lib.model.attention import scaled_dot_product_attention
+    from lib.model.masks import causal_mask
+
+    if is_causal:  # queries are the last T_q of the T_k positions
+        causal = causal_mask(q.size(-2), q.device, k.size(-2))
+        mask = causal if mask is None else mask & causal
+    return scaled_dot_product_attention(q, k, v, mask)[0]
+
+
+def _same_values_and_grads(out, ref, inputs):
+    import torch
+
+    torch.testing.assert_close(out, ref)
+    g = torch.randn_like(ref)
+    for a, b in zip(torch.autograd.grad(out, inputs, g), torch.autograd.grad(ref, inputs, g)):
+        torch.testing.assert_close(a, b)
+
+
+@pytest.fixture
+def qkv():
+    """``qkv(B, H, T_q, T_k, d, dtype, requires_grad, seed) -> [q, k, v]``, float64 by default."""
+    return _qkv
+
+
+@pytest.fixture
+def full():
+    """``full(q, k, v, mask=None, is_causal=False)``: lib's explicit softmax attention, the reference."""
+    return _full
+
+
+@pytest.fixture
+def assert_same_values_and_grads():
+    """``(out, ref, inputs)``: equal values, and equal gradients for one random output gradient."""
+    return _same_values_and_grads

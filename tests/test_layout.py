@@ -176,3 +176,11 @@ def test_the_document_checks_catch_what_they_must() -> None:
         "lib/model/",
         "README.md",
     ]
+
+
+def test_one_conftest_under_tests() -> None:
+    """Test files import helpers with ``from conftest import ...``: a second conftest.py in a test folder
+    would be the module that name finds, and those imports would break."""
+    assert sorted(p.relative_to(REPO).as_posix() for p in (REPO / "tests").rglob("conftest.py")) == [
+        "tests/conftest.py"
+    ]

@@ -60,13 +60,14 @@ class Source:
             cssclass="lib-source",
             linenos="inline" if self.linenos else False,
             linenostart=self.first_line,
+            linespans="L",
             prestyles=(
                 f"background: {self._BACKGROUND}; color: #1f1f1f; margin: 0; padding: 0.6em 0.9em;"
-                " border: 1px solid #e1e4e8; border-radius: 0 0 4px 4px; overflow-x: auto;"
+                " border: 1px solid #e1e4e8; border-radius: 0 0 4px 4px; white-space: pre-wrap;"
                 " font-size: 0.85em"  # pygments appends "; line-height: 125%;"
             ),
         )
-        code_html = highlight(self.code, PythonLexer(), formatter)
+        code_html = _hanging_indents(highlight(self.code, PythonLexer(), formatter), self.code, self.first_line)
         caption = (
             '<div style="font-family: sans-serif; font-size: 0.8em; color: #444; background: #eef1f4;'
             " border: 1px solid #e1e4e8; border-bottom: none; border-radius: 4px 4px 0 0;"
@@ -155,6 +156,21 @@ def show_source(
 
 
 ELISION = "# … input checks elided (see the source)"
+
+
+def _hanging_indents(code_html: str, code: str, first_line: int) -> str:
+    """Let long lines wrap inside the column instead of scrolling sideways, each continuation indented
+    4 characters past its line's own indentation (so the code's structure still shows).
+
+    Pygments wraps line ``n`` in ``<span id="L-n">``; each becomes a block whose first line starts at the
+    margin (its own leading spaces indent it) and whose continuation lines hang at indent + 4.
+    """
+    code_html = code_html.replace("\n</span>", "</span>")  # each line is a block: no newline inside
+    for n, line in enumerate(code.split("\n"), start=first_line):
+        hang = len(line) - len(line.lstrip(" ")) + 4
+        style = f"display: block; padding-left: {hang}ch; text-indent: -{hang}ch"
+        code_html = code_html.replace(f'<span id="L-{n}">', f'<span style="{style}">', 1)
+    return code_html
 
 # Comments addressed to tools, not to readers: the formatter's, the linter's, the type checker's.
 _PRAGMA = re.compile(r"\s*#\s*(fmt: skip|noqa\b[^#]*|type: ignore\S*)\s*$")

@@ -80,3 +80,18 @@ def test_tool_pragmas_are_not_shown() -> None:
     code = show_source(MultiHeadAttention.forward).code
     assert "fmt: skip" not in code and "need_weights: bool = True," in code
     assert "fmt: skip" in open(show_source(MultiHeadAttention.forward).path).read()  # it is in the file
+
+
+def test_long_lines_wrap_with_a_hanging_indent() -> None:
+    """On the page a listing wraps instead of scrolling sideways; continuation lines hang 4 characters
+    past their line's own indentation."""
+    from lib.model.attention import MultiHeadAttention
+
+    shown = show_source(MultiHeadAttention.forward)
+    html = shown._repr_html_()
+    assert "white-space: pre-wrap" in html and "overflow-x" not in html
+    lines = shown.code.split("\n")
+    assert html.count("display: block; padding-left:") == len(lines)
+    body = next(line for line in lines if line.startswith("        "))  # a line of the method's body
+    hang = len(body) - len(body.lstrip(" ")) + 4
+    assert f"padding-left: {hang}ch; text-indent: -{hang}ch" in html

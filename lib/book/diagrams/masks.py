@@ -44,11 +44,12 @@ def _grid(
 def mask_grids(tokens: Sequence[str], n_pad: int = 2, pad: str = "pad") -> Figure:
     """The three masks of a decoder input of ``len(tokens)`` real tokens plus ``n_pad`` pads.
 
-    Left, the look-ahead mask ``causal_mask(T)``: query ``i`` may attend to keys ``j ≤ i``.
-    Middle, the padding mask ``padding_mask(tokens, pad_id)``: every query may attend to the real
+    Top left, the look-ahead mask ``causal_mask(T)``: query ``i`` may attend to keys ``j ≤ i``.
+    Top right, the padding mask ``padding_mask(tokens, pad_id)``: every query may attend to the real
     keys, none to a pad (one row ``[1, 1, 1, T]``, broadcast over the queries).
-    Right, their conjunction, what a padded decoder uses. Filled cell = ``True`` = may attend.
-    The grids are computed with :func:`lib.causal_mask` and :func:`lib.padding_mask`.
+    Bottom, their conjunction, what a padded decoder uses. Filled cell = ``True`` = may attend.
+    The grids are computed with :func:`lib.causal_mask` and :func:`lib.padding_mask`. Two rows, drawn
+    for the page column (about 7 in wide).
     """
     tokens = _check_tokens("tokens", tokens)
     check_int("n_pad", n_pad, minimum=0)
@@ -59,18 +60,28 @@ def mask_grids(tokens: Sequence[str], n_pad: int = 2, pad: str = "pad") -> Figur
     padding = padding_mask(ids, 0)[0, 0].expand(T, T)  # [1,1,1,T] -> [T, T]
     both = causal & padding
     cell = 0.42
-    width = 3 * (T * cell + 1.6) + 0.4
-    c = Canvas(width, T * cell + 2.0, title="Masks are grids of may-attend cells (filled = True)")
-    y = 0.75
+    panel_w, panel_h = T * cell + 1.7, T * cell + 1.6
+    width = 2 * panel_w + 0.4
+    c = Canvas(
+        width, 2 * panel_h + 0.2, title="Masks are grids of may-attend cells (filled = True)", scale=min(0.9, 6.9 / width)
+    )
     panels = [
-        (causal, "query", "look-ahead: causal_mask(T)"),
-        (padding, "key", "padding: padding_mask(tokens)"),
-        (both, "output", "decoder with padding: both"),
+        (causal, "query", "look-ahead: causal_mask(T)", 0, 1),
+        (padding, "key", "padding: padding_mask(tokens)", 1, 1),
+        (both, "output", "decoder with padding: both", 0, 0),
     ]
-    for k, (mask, role, title) in enumerate(panels):
-        x = 1.4 + k * (T * cell + 1.6)
+    for mask, role, title, column, row in panels:
+        x = 1.5 + column * panel_w
+        y = 0.55 + row * panel_h
         _grid(c, x, y, mask, names, names, role, title, cell)
-    c.text(0.15, y + T * cell / 2, "query i ↓", fontsize=8, italic=True, ha="left")
+    c.text(
+        1.5 + panel_w + 0.2,
+        0.55 + T * cell / 2,
+        "rows: query i\ncolumns: key j\n(attended to)\n\nfilled: may attend\nblank: blocked",
+        ha="left",
+        fontsize=8.5,
+        italic=True,
+    )
     return c.done()
 
 
@@ -81,7 +92,8 @@ def cross_attention_dataflow(model: torch.nn.Module, src: Tensor, tgt: Tensor) -
     from the encoder's output, the *memory* (``K = M W_K``, ``V = M W_V``, one per source
     position); the weights ``softmax(Q Kᵀ / √d_head)`` are ``[B, H, T, S]``: for every target
     position, a distribution over the source. ``model`` is a :class:`lib.Transformer`,
-    ``src [B, S]`` and ``tgt [B, T]`` token ids (only their shapes are used).
+    ``src [B, S]`` and ``tgt [B, T]`` token ids (only their shapes are used). Drawn for the page
+    column (about 7 in wide).
     """
     if not isinstance(model, Transformer):
         raise TypeError(f"model must be a lib.Transformer, got {type(model).__name__}")
@@ -95,46 +107,51 @@ def cross_attention_dataflow(model: torch.nn.Module, src: Tensor, tgt: Tensor) -
     B, S, T = src.size(0), src.size(1), tgt.size(1)
     d, H = cfg.d_model, cfg.n_heads
     dh = d // H
-    c = Canvas(13.2, 6.6, title="Cross-attention: queries from the decoder, keys and values from the encoder")
+    width = 9.8
+    c = Canvas(width, 6.5, title="Cross-attention: queries from the decoder,\nkeys and values from the encoder",
+               scale=6.9 / width)  # fmt: skip
+    fs = 8  # every label at least 7.5 pt: the figure is shown at its natural size
 
     # encoder column (left)
-    c.region(0.2, 0.3, 3.6, 5.6, f"encoder × {cfg.n_encoder_layers}", role="encoder")
-    s = c.box(0.6, 0.7, 2.8, 0.8, f"source tokens\nsrc [B={B}, S={S}]", role="input")
+    c.region(0.2, 0.3, 2.7, 5.9, f"encoder × {cfg.n_encoder_layers}", role="encoder")
+    s = c.box(0.4, 0.7, 2.3, 0.9, f"source tokens\nsrc [B={B}, S={S}]", role="input", fontsize=fs)
     enc = c.box(
-        0.6, 2.3, 2.8, 1.0, "self-attention\n(no look-ahead mask,\npadding mask on keys)", role="encoder", fontsize=8.5
+        0.4, 2.2, 2.3, 1.2, "self-attention\n(no look-ahead mask,\npadding mask\non keys)", role="encoder", fontsize=fs
     )
-    mem = c.box(0.6, 4.1, 2.8, 0.9, f"memory M\n[B, S, d] = [{B}, {S}, {d}]", role="encoder")
+    mem = c.box(0.4, 4.1, 2.3, 1.2, f"memory M\n[B, S, d_model]\n= [{B}, {S}, {d}]", role="encoder", fontsize=fs)
     c.arrow(s.top, enc.bottom)
     c.arrow(enc.top, mem.bottom)
 
     # decoder column (right)
-    c.region(9.4, 0.3, 3.6, 5.6, f"decoder × {cfg.n_decoder_layers}", role="decoder")
-    t = c.box(9.8, 0.7, 2.8, 0.8, f"target so far\ntgt [B={B}, T={T}]", role="input")
-    dec = c.box(9.8, 2.3, 2.8, 1.0, "masked self-attention\n(look-ahead mask)", role="decoder", fontsize=8.5)
-    out = c.box(9.8, 4.1, 2.8, 0.9, f"+ cross-attn output\n[B, T, d] = [{B}, {T}, {d}]", role="output", fontsize=8.5)
+    c.region(6.9, 0.3, 2.7, 5.9, f"decoder × {cfg.n_decoder_layers}", role="decoder")
+    t = c.box(7.1, 0.7, 2.3, 0.9, f"target so far\ntgt [B={B}, T={T}]", role="input", fontsize=fs)
+    dec = c.box(7.1, 2.2, 2.3, 1.2, "masked\nself-attention\n(look-ahead mask)", role="decoder", fontsize=fs)
+    out = c.box(7.1, 4.8, 2.3, 1.1, f"+ cross-attn output\n[B, T, d_model]\n= [{B}, {T}, {d}]", role="output",
+                fontsize=fs)  # fmt: skip
     c.arrow(t.top, dec.bottom)
 
-    # cross-attention in the middle
-    q = c.box(6.3, 2.3, 2.4, 0.9, f"Q = X_dec W_Q\n[B, H, T, d_h] = [{B}, {H}, {T}, {dh}]", role="query", fontsize=8)
-    k = c.box(4.4, 3.7, 2.3, 0.9, f"K = M W_K\n[{B}, {H}, {S}, {dh}]", role="key", fontsize=8)
-    v = c.box(4.4, 4.85, 2.3, 0.9, f"V = M W_V\n[{B}, {H}, {S}, {dh}]", role="value", fontsize=8)
-    w = c.box(
-        7.0, 3.7, 2.1, 0.9, f"softmax(Q Kᵀ/√d_h)\n[B, H, T, S] = [{B}, {H}, {T}, {S}]", role="attention", fontsize=7.5
-    )
+    # cross-attention in the middle: keys and values (left), queries, weights and output (right)
+    k = c.box(3.1, 3.4, 1.75, 1.1, f"K = M W_K\n[B, H, S, d_head]\n= [{B}, {H}, {S}, {dh}]", role="key", fontsize=7.5)
+    v = c.box(3.1, 4.8, 1.75, 1.1, f"V = M W_V\n[B, H, S, d_head]\n= [{B}, {H}, {S}, {dh}]", role="value",
+              fontsize=7.5)  # fmt: skip
+    q = c.box(5.0, 2.0, 1.75, 1.1, f"Q = X_dec W_Q\n[B, H, T, d_head]\n= [{B}, {H}, {T}, {dh}]", role="query",
+              fontsize=7.5)  # fmt: skip
+    w = c.box(5.0, 3.4, 1.75, 1.1, f"softmax(QKᵀ/√d_head)\n[B, H, T, S]\n= [{B}, {H}, {T}, {S}]", role="attention",
+              fontsize=7.5)  # fmt: skip
+    av = c.box(5.0, 4.8, 1.75, 1.1, "weights · V,\nheads merged,\n· W_O", role="output", fontsize=7.5)
     c.arrow(dec.left, q.right, role="query")
     c.arrow(mem.right, k.left, role="key")
     c.arrow(mem.right, v.left, role="value")
-    c.arrow(q.top, (w.x + 0.5, w.y), role="query")
+    c.arrow(q.top, w.bottom, role="query")
     c.arrow(k.right, w.left, role="key")
-    av = c.box(7.0, 4.85, 2.1, 0.9, "weights · V, heads\nmerged, · W_O", role="output", fontsize=8)
     c.arrow(w.top, av.bottom, role="attention")
     c.arrow(v.right, av.left, role="value")
     c.arrow(av.right, out.left, role="output")
     c.text(
-        4.4,
-        1.4,
-        "every target position t asks:\nwhich source positions hold what I need?",
-        fontsize=8.5,
+        3.0,
+        1.25,
+        "every target position t asks:\nwhich source positions\nhold what I need?",
+        fontsize=fs,
         italic=True,
         ha="left",
     )

@@ -166,3 +166,24 @@ def test_gated_code_solutions_are_collapsed_not_changed(book: Book) -> None:
 def test_a_bad_context_is_refused(book: Book) -> None:
     with pytest.raises(ValueError, match="edition"):
         Context(book, "book/03_scaling", "teacher")
+
+
+def test_the_site_hides_nbgrader_solution_markers() -> None:
+    """A code solution's ``### BEGIN SOLUTION`` / ``### END SOLUTION`` lines are for the student-version
+    tools; the site shows the code without them (tools/book_ext.py)."""
+    from docutils import nodes
+    from docutils.frontend import get_default_settings
+    from docutils.parsers.rst import Parser
+    from docutils.utils import new_document
+
+    from tools.book_ext import hide_solution_markers
+
+    code = "def f(x):\n    ### BEGIN SOLUTION\n    return x\n    ### END SOLUTION\n"
+    doc = new_document("<test>", get_default_settings(Parser))
+    cell = nodes.container("", nodes.container("", nodes.literal_block(code, code), classes=["cell_input"]))
+    output = nodes.container("", nodes.literal_block(code, code), classes=["cell_output"])
+    doc += [cell, output]
+    hide_solution_markers(None, doc)
+    shown, printed = (b.astext() for b in doc.findall(nodes.literal_block))
+    assert shown == "def f(x):\n    return x\n"
+    assert printed == code  # outputs are left alone

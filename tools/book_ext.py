@@ -303,13 +303,33 @@ def _anchor_nodes(block: nodes.Element) -> list[nodes.Element]:
     return [alternative.children[0] for alternative in bundle.children if alternative.children]
 
 
-def _inside_cell_output(node: nodes.Node) -> bool:
+# nbgrader's solution markers: they tell the student-version tools where a solution starts and ends;
+# a reader of the site only needs the solution.
+SOLUTION_MARKER = re.compile(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*\n?", re.MULTILINE)
+
+
+def hide_solution_markers(app: Sphinx, doctree: nodes.document) -> None:
+    """Drop the ``### BEGIN SOLUTION`` / ``### END SOLUTION`` lines from the code cells the page shows."""
+    for block in list(doctree.findall(nodes.literal_block)):
+        if not _inside(block, "cell_input") or not SOLUTION_MARKER.search(block.astext()):
+            continue
+        code = SOLUTION_MARKER.sub("", block.astext())
+        block.clear()
+        block += nodes.Text(code)
+        block.rawsource = code
+
+
+def _inside(node: nodes.Node, css_class: str) -> bool:
     parent = node.parent
     while parent is not None:
-        if "cell_output" in parent.get("classes", []):
+        if css_class in parent.get("classes", []):
             return True
         parent = parent.parent
     return False
+
+
+def _inside_cell_output(node: nodes.Node) -> bool:
+    return _inside(node, "cell_output")
 
 
 class ClaimsLedger(SphinxDirective):
@@ -508,6 +528,7 @@ def setup(app: Sphinx) -> dict:
     app.add_node(claims_placeholder)
     app.add_directive("claims-ledger", ClaimsLedger)
     app.connect("doctree-read", collect_claims)
+    app.connect("doctree-read", hide_solution_markers)
     app.connect("env-get-updated", number_exercises_per_chapter, priority=900)
     app.add_post_transform(FillRuntimes)
     app.connect("env-updated", rewrite_users_after_execution)

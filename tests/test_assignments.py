@@ -171,11 +171,13 @@ def _tamper(nb: nbformat.NotebookNode, grade_id: str) -> nbformat.NotebookNode:
     return nb
 
 
-def _submit(course: Path, name: str, student: str, nb: nbformat.NotebookNode, files: dict[str, str] = {}) -> None:
+def _submit(
+    course: Path, name: str, student: str, nb: nbformat.NotebookNode, files: dict[str, str] | None = None
+) -> None:
     folder = course / "submitted" / student / name
     folder.mkdir(parents=True)
     nbformat.write(nb, folder / _notebook(course / "release" / name).name)
-    for file, text in files.items():
+    for file, text in (files or {}).items():
         (folder / file).write_text(text)
 
 
@@ -189,7 +191,10 @@ def _autograde(course: Path, name: str) -> tuple[dict[str, dict[str, float]], di
     export = nbgrader(course, "export")
     assert export.returncode == 0, export.stdout + export.stderr
     with (course / "grades.csv").open() as f:
-        totals = {row["student_id"]: float(row["score"]) for row in csv.DictReader(f) if row["assignment"] == name}
+        submitted = {path.parent.name for path in (course / "submitted").glob(f"*/{name}")}
+        rows = csv.DictReader(f)
+        totals = {row["student_id"]: float(row["score"]) for row in rows if row["assignment"] == name}
+    totals = {student: score for student, score in totals.items() if student in submitted}
     cells = {}
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
         for student in totals:
@@ -198,9 +203,9 @@ def _autograde(course: Path, name: str) -> tuple[dict[str, dict[str, float]], di
     return cells, totals
 
 
-def _expected(name: str, lost: dict[str, tuple[str, ...]] = {}) -> dict[str, float]:
+def _expected(name: str, lost: dict[str, tuple[str, ...]] | None = None) -> dict[str, float]:
     """The autograded score of each cell when the exercises in ``lost`` lose the given parts."""
-    out = {}
+    out, lost = {}, lost or {}
     for ex in GRADING["assignments"][name]["exercises"].values():
         if ex.coding:
             out[f"{ex.label}-check"] = 0 if "check" in lost.get(ex.label, ()) else ex.check
@@ -208,7 +213,7 @@ def _expected(name: str, lost: dict[str, tuple[str, ...]] = {}) -> dict[str, flo
     return out
 
 
-def _check_scores(cells, totals, student, name, lost={}):
+def _check_scores(cells, totals, student, name, lost=None):
     expected = _expected(name, lost)
     assert cells[student] == expected, f"{student}: {cells[student]} != {expected}"
     assert totals[student] == sum(expected.values()), student
@@ -223,7 +228,7 @@ def test_autograde_chapter_2(course):
     # a bias of 5e-4 flips the sign for ~0.02% of standard normal points: the visible check (99.9%)
     # passes, the hidden test at scale 1e-3 does not
     shortcut = _edit(source, "ffn.linear2.bias.zero_()", "ffn.linear2.bias.fill_(5e-4)")
-    shallow = _edit(shortcut, "TokenClassifier(n_layers=4, feed_forward=False)", "TokenClassifier(n_layers=3, feed_forward=False)")
+    shallow = _edit(shortcut, "return TokenClassifier(n_layers=4,", "return TokenClassifier(n_layers=3,")
     _submit(course, name, "reference", source)
     _submit(course, name, "untouched", release)
     _submit(course, name, "xor-wrong-tampered", _tamper(xor_wrong, "ex-02-xor-ffn-check"))
@@ -237,7 +242,9 @@ def test_autograde_chapter_2(course):
     assert totals["untouched"] == 0
     _check_scores(cells, totals, "xor-wrong-tampered", name, {"ex-02-xor-ffn": both})
     _check_scores(cells, totals, "xor-shortcut-depth-wrong", name, {"ex-02-xor-ffn": ("hidden",), "ex-02-depth": both})
-    graded = (course / "autograded" / "xor-wrong-tampered" / name / _notebook(course / "release" / name).name).read_text()
+    graded = (
+        course / "autograded" / "xor-wrong-tampered" / name / _notebook(course / "release" / name).name
+    ).read_text()
     assert "agreement.item() > 0.999" in graded  # the tampered check cell was restored
 
 
@@ -275,7 +282,6 @@ def test_autograde_capstone(course):
 
 def test_capstone_is_outside_the_site_and_the_notebook_tests():
     import tomllib
-
     import yaml
 
     config = yaml.safe_load((REPO / "_config.yml").read_text())
@@ -283,3 +289,63 @@ def test_capstone_is_outside_the_site_and_the_notebook_tests():
     pytest_ini = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]
     assert "assignments" in pytest_ini["norecursedirs"] and "assignments" not in pytest_ini["testpaths"]
     assert shutil.which("nbgrader", path=str(BIN)), "nbgrader is in requirements.txt"
+
+
+# ---------------------------------------------------------------------------------------------
+# A term's site without solutions (tools/term_site.py)
+
+
+@pytest.mark.slow
+def test_term_site_hides_solutions(tmp_path):
+    """The build option of book/instructors.md, on one chapter with execution off (cheap): the build
+    succeeds where plain `hide_solutions` crashes, the exercises stay, no solution (written or code) shows."""
+    import yaml
+
+    from tools.term_site import main as term_site_main
+
+    chapter = REPO / "book" / "05_masking_decoding.ipynb"
+    shutil.copytree(REPO / "tools", tmp_path / "tools")
+    (tmp_path / "book").mkdir()
+    shutil.copy(chapter, tmp_path / "book")
+    shutil.copy(REPO / "book" / "references.bib", tmp_path / "book")
+    config = yaml.safe_load((REPO / "_config.yml").read_text())
+    config["execute"]["execute_notebooks"] = "off"
+    config["sphinx"]["config"].pop("html_extra_path", None)  # the vendored MathJax: not needed here
+    (tmp_path / "_config.yml").write_text(yaml.safe_dump(config))
+    (tmp_path / "_toc.yml").write_text(f"format: jb-book\nroot: book/{chapter.stem}\n")
+    term = tmp_path / "_config.term.yml"
+    assert term_site_main(["--source", str(tmp_path / "_config.yml"), "--out", str(term)]) == 0
+    assert yaml.safe_load(term.read_text())["sphinx"]["config"]["hide_solutions"] is True
+    run = subprocess.run(
+        [str(BIN / "jupyter-book"), "build", str(tmp_path), "--config", str(term)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    log = run.stdout + run.stderr
+    assert run.returncode == 0 and "solution_end_node" not in log, log[-3000:]
+    html = (tmp_path / "_build" / "html" / "book" / f"{chapter.stem}.html").read_text()
+    nb = nbformat.read(chapter, as_version=4)
+    assert "The mask for a cache plus a chunk" in html and "Beam search by hand" in html
+    assert "tril(diagonal=P)" not in html  # the coding solution (between solution-start and -end)
+    assert "keeps one diagonal" not in html  # a written solution ({solution})
+    assert "P + C" in html and any("def chunk_causal_mask" in c.source for c in nb.cells)
+
+
+def test_the_instructors_table_is_the_grading_data():
+    """book/instructors.md's course plan: minutes, points and weeks as book/grading.yml has them."""
+    page = (REPO / "book" / "instructors.md").read_text()
+    rows = {}
+    for line in page.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.startswith("| ") and cells[0].isdigit():
+            m = re.search(r"\{doc\}`(\d\d)_", cells[1])
+            rows["ch" + m[1] if m else "capstone"] = cells
+    assert set(rows) == set(NAMES)
+    for name, cells in rows.items():
+        a = GRADING["assignments"][name]
+        exercises = a["exercises"].values()
+        auto, total = autograded_score(a), max_score(a)
+        assert int(cells[0]) == a["week"], name
+        assert int(cells[2]) == sum(ex.minutes for ex in exercises), name
+        assert cells[3] == f"{auto} + {total - auto} = {total}", name

@@ -12,7 +12,6 @@ instead of building (for working on these tests; CI always builds).
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import shutil
@@ -23,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
 
 REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
@@ -136,8 +136,7 @@ def site_build() -> SiteBuild:
         # For working on the site tests: read the _build/html that is there, without building.
         return SiteBuild(0, "BOOK_SITE_BUILD=reuse: reused the existing _build/html", 0.0)
     BUILD.mkdir(exist_ok=True)
-    with open(_LOCK, "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # another xdist worker may be building: wait for it
+    with FileLock(_LOCK):  # another xdist worker may be building: wait for it
         try:
             stamp = json.loads(_STAMP.read_text())
         except (OSError, ValueError):

@@ -1,5 +1,6 @@
 """Every notebook's first code cell is the Colab setup cell, exactly as `_config.yml` says, and
-`tools/retarget.py` moves the whole book to another repository/ref and back.
+`tools/retarget.py` moves the whole book (the Colab editions in colab/ and the site's address
+included) to another repository/ref and back.
 
 The setup cell (CONTRIBUTING.md) installs, in Colab only, `cs224n-transformers-lib @
 git+<repository.url>@<repository.branch>`: the same ref that the Colab button opens the notebook
@@ -17,7 +18,7 @@ import nbformat
 import pytest
 
 from conftest import REPO
-from tools import retarget
+from tools import editions, retarget
 from tools.common import (
     SETUP_TAG,
     SPEC_LINE,
@@ -26,10 +27,12 @@ from tools.common import (
     first_code_cell,
     load_config,
     notebooks,
+    pages_url,
     ref_problem,
     repository,
     setup_extras,
     setup_source,
+    site_url,
 )
 
 CHAPTERS = notebooks()
@@ -93,14 +96,19 @@ def _synthetic_chapter() -> nbformat.NotebookNode:
 
 @pytest.fixture
 def book_copy(tmp_path: Path) -> Path:
-    """The parts of the repository that retarget touches, plus a synthetic chapter."""
-    for name in ("_config.yml", "pyproject.toml"):
+    """The parts of the repository that retarget touches, plus a synthetic chapter and its edition."""
+    for name in ("_config.yml", "pyproject.toml", "_toc.yml"):
         shutil.copy(REPO / name, tmp_path / name)
-    (tmp_path / "book").mkdir()
-    for chapter in CHAPTERS:
-        shutil.copy(chapter, tmp_path / "book" / chapter.name)
+    shutil.copytree(REPO / "book", tmp_path / "book", ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    shutil.copytree(REPO / editions.FOLDER, tmp_path / editions.FOLDER)
     nbformat.write(_synthetic_chapter(), tmp_path / "book" / "99_synthetic.ipynb")
+    editions.write(tmp_path)
     return tmp_path
+
+
+def _about(problems: list[str], name: str) -> list[str]:
+    """The problems that name one file (a chapter's edition is out of date with it as well)."""
+    return [p for p in problems if p.startswith(name)]
 
 
 def _cells(path: Path) -> list[dict]:
@@ -118,6 +126,10 @@ def test_retarget_moves_the_whole_book_and_back(book_copy: Path) -> None:
     assert retarget.main(root + ["--repo", fork + ".git", "--ref", tag]) == 0
     assert repository(book_copy) == (fork, tag)
     assert retarget.check(book_copy) == []
+    assert site_url(book_copy) == pages_url(fork), "the site's address (html.baseurl) must follow the repository"
+    for p in pages:
+        edition = _cells(editions.edition_path(p, book_copy))
+        assert any(f"git+{fork}@{tag}" in "".join(c["source"]) for c in edition), f"{p.name}: its edition did not move"
     assert (
         fork in (book_copy / "pyproject.toml").read_text() and old_url not in (book_copy / "pyproject.toml").read_text()
     )
@@ -147,7 +159,7 @@ def test_retarget_to_a_branch_moves_the_colab_button_too(book_copy: Path) -> Non
     assert config["branch"] == "spring-course"
     assert retarget.check(book_copy) == []
     text = (book_copy / "_config.yml").read_text()
-    assert "/blob/spring-course/book/" in text  # the example Colab URL in the comments follows
+    assert "/blob/spring-course/colab/" in text  # the example Colab URL in the comments follows
 
 
 def test_retarget_refuses_a_bad_ref(book_copy: Path) -> None:
@@ -164,7 +176,22 @@ def test_check_catches_another_repository(book_copy: Path) -> None:
     nb.cells[i].source = nb.cells[i].source.replace(url, "https://github.com/someone-else/fork")
     nbformat.write(nb, path)
     problems = retarget.check(book_copy)
-    assert len(problems) == 1 and problems[0].startswith("book/99_synthetic.ipynb"), problems
+    assert len(_about(problems, "book/99_synthetic.ipynb")) == 1, problems
+    assert _about(problems, "colab/99_synthetic.ipynb"), "the edition is out of date with its chapter"
+    assert len(problems) == 2, problems
+
+
+def test_check_catches_a_stale_or_hand_edited_edition(book_copy: Path) -> None:
+    edition = editions.edition_path(book_copy / "book" / "99_synthetic.ipynb", book_copy)
+    nb = nbformat.read(edition, as_version=4)
+    nb.cells[0].source += "\n\nAn edit by hand."
+    nbformat.write(nb, edition)
+    problems = retarget.check(book_copy)
+    assert len(problems) == 1 and problems[0].startswith("colab/99_synthetic.ipynb"), problems
+    assert retarget.main(["--root", str(book_copy)]) == 0  # rewrites the editions too
+    assert retarget.check(book_copy) == []
+    (book_copy / editions.FOLDER / "00_gone.ipynb").write_text(edition.read_text())
+    assert any(p.startswith("colab/00_gone.ipynb") for p in retarget.check(book_copy))
 
 
 def test_extras_are_kept_and_checked(book_copy: Path) -> None:
@@ -176,6 +203,7 @@ def test_extras_are_kept_and_checked(book_copy: Path) -> None:
     dist = distribution_name(book_copy)
     nb.cells[i].source = nb.cells[i].source.replace(f'"{dist} @', f'"{dist}[no-such-extra] @')
     nbformat.write(nb, path)
+    editions.write(book_copy)
     problems = retarget.check(book_copy)
     assert len(problems) == 1 and "no-such-extra" in problems[0], problems
     pyproject = (book_copy / "pyproject.toml").read_text()
@@ -197,7 +225,7 @@ def test_check_catches_a_hand_edited_cell(book_copy: Path) -> None:
     nb.cells[i].source = nb.cells[i].source.replace(f'@{ref}"', '@some-other-branch"')
     nbformat.write(nb, path)
     problems = retarget.check(book_copy)
-    assert len(problems) == 1 and problems[0].startswith("book/99_synthetic.ipynb"), problems
+    assert len(_about(problems, "book/99_synthetic.ipynb")) == 1, problems
     assert retarget.main(["--root", str(book_copy), "--check"]) == 1
     assert retarget.main(["--root", str(book_copy)]) == 0  # rewrite from _config.yml
     assert retarget.check(book_copy) == []

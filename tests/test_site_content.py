@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import json
 import re
-from html.parser import HTMLParser
 from pathlib import Path
 
 import nbformat
 import pytest
 import yaml
+from bs4 import BeautifulSoup
 
 from conftest import EXECUTED, HTML, REPO, SiteBuild
 from tools.book_ext import CLAIM_LINE, NO_CHAPTER, RUNTIMES_JSON, format_seconds
@@ -40,72 +40,30 @@ def _ids(paths):
     return [p.stem for p in paths]
 
 
-class _Page(HTMLParser):
-    """The bits of a built page the tests look at."""
+class _Page:
+    """The bits of a built page the tests look at (parsed with BeautifulSoup)."""
 
     def __init__(self, text: str):
-        super().__init__(convert_charrefs=True)
-        self._stack: list[tuple[str, str]] = []  # (tag, class) of the open elements
-        self.output_images: list[str] = []
-        self.output_texts: list[str] = []
+        soup = BeautifulSoup(text, "html.parser")
+        outputs = [out for out in soup.select(".cell_output") if out.find_parent(class_="cell_output") is None]
+        self.output_images: list[str] = [img.get("src") or "" for out in outputs for img in out.find_all("img")]
+        self.output_texts: list[str] = [pre.get_text() for out in outputs for pre in out.find_all("pre")]
+        self.scripts: list[str] = [script.get("type") or "" for script in soup.find_all("script")]
         self.exercises: list[dict] = []
-        self.solutions: list[dict] = []
-        self.scripts: list[str] = []
-        self.runtime_rows: list[list[str]] = []
-        self._text_target: list[str] | None = None
-        self._row: list[str] | None = None
-        self._cell: list[str] | None = None
-        self._caption: list[str] | None = None
-        self.feed(text)
-
-    def _inside(self, cls: str) -> bool:
-        return any(cls in c.split() for _, c in self._stack)
-
-    def handle_starttag(self, tag, attrs):
-        a = dict(attrs)
-        cls = a.get("class") or ""
-        if tag == "img" and self._inside("cell_output"):
-            self.output_images.append(a.get("src") or "")
-        if tag == "script":
-            self.scripts.append(a.get("type") or "")
-        if tag == "div" and "exercise" in cls.split():
-            self.exercises.append({"id": a.get("id"), "number": None})
-        if tag == "div" and "solution" in cls.split():
-            self.solutions.append({"id": a.get("id"), "classes": cls.split(), "refs": []})
-        if tag == "a" and self.solutions and self._inside("solution") and a.get("href", "").startswith("#"):
-            self.solutions[-1]["refs"].append(a["href"][1:])
-        if tag == "span" and "caption-number" in cls.split() and self._inside("exercise"):
-            self._caption = []
-        if tag == "pre" and self._inside("cell_output"):
-            self._text_target = []
-        if tag == "tr":
-            self._row = []
-        if tag in ("td", "th") and self._row is not None:
-            self._cell = []
-        if tag not in ("img", "br", "meta", "link", "input", "hr"):
-            self._stack.append((tag, cls))
-
-    def handle_endtag(self, tag):
-        if tag == "pre" and self._text_target is not None:
-            self.output_texts.append("".join(self._text_target))
-            self._text_target = None
-        if tag == "span" and self._caption is not None:
-            self.exercises[-1]["number"] = "".join(self._caption).strip()
-            self._caption = None
-        if tag in ("td", "th") and self._cell is not None and self._row is not None:
-            self._row.append(" ".join("".join(self._cell).split()))
-            self._cell = None
-        if tag == "tr" and self._row is not None:
-            self.runtime_rows.append(self._row)
-            self._row = None
-        while self._stack:
-            if self._stack.pop()[0] == tag:
-                break
-
-    def handle_data(self, data):
-        for target in (self._text_target, self._caption, self._cell):
-            if target is not None:
-                target.append(data)
+        for div in soup.select("div.exercise"):
+            caption = div.select_one("span.caption-number")
+            self.exercises.append({"id": div.get("id"), "number": caption.get_text().strip() if caption else None})
+        self.solutions: list[dict] = [
+            {
+                "id": div.get("id"),
+                "classes": div.get("class", []),
+                "refs": [a["href"][1:] for a in div.find_all("a", href=True) if a["href"].startswith("#")],
+            }
+            for div in soup.select("div.solution")
+        ]
+        self.runtime_rows: list[list[str]] = [
+            [" ".join(cell.get_text().split()) for cell in row.find_all(["td", "th"])] for row in soup.find_all("tr")
+        ]
 
 
 def _page(docname: str) -> _Page:

@@ -4,8 +4,11 @@ For every chapter:
 
 - no solution text survives in the student version: no code from between the `### BEGIN SOLUTION`
   markers, no line of a `{solution}` block, no marker, no output;
-- the student version is a valid notebook, and everything but the solutions is intact: same cells,
-  same sources, same metadata, in the same order;
+- the student version is a valid notebook whose code is the chapter's, cell for cell, but for the
+  solutions; every exercise statement is a cell of its own (so a student never edits the task), a
+  written exercise has an answer cell (`YOUR ANSWER HERE`) and a code cell right below it, and a
+  coding exercise its code cells; (tests/test_editions.py renders them: no raw MyST, numbered
+  exercises, links into the site);
 - every coding exercise has a check cell after it, and the instructor version passes its check cells
   (read from the notebook as the site build executed it);
 - the student version runs up to its exercises: its cells before the first exercise are exactly the
@@ -28,21 +31,27 @@ import pytest
 
 from conftest import EXECUTED, REPO, SiteBuild
 from tools.common import chapters
+from tools.myst import Book, directives
 from tools.student_versions import (
     TEXT_STUB,
     check_cell_indices,
-    directive_blocks,
     first_exercise_index,
-    is_solution_wrapper,
+    role,
     write_student_versions,
 )
 
 CHAPTERS = chapters()
+BOOK = Book.load()
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 
 
 def _ids(paths):
     return [p.stem for p in paths]
+
+
+@pytest.fixture(scope="module")
+def book() -> Book:
+    return BOOK
 
 
 @pytest.fixture(scope="module")
@@ -52,7 +61,11 @@ def student_dir(tmp_path_factory) -> Path:
     return out
 
 
-def _solution_lines(nb) -> set[str]:
+def _markdown_solutions(source: str, book: Book) -> list[str]:
+    return [d.body for d in directives(source, book=book) if d.name == "solution"]
+
+
+def _solution_lines(nb, book: Book) -> set[str]:
     """Every non-trivial line of every solution of an instructor notebook."""
     lines = []
     for cell in nb.cells:
@@ -66,20 +79,18 @@ def _solution_lines(nb) -> set[str]:
                 elif inside:
                     lines.append(line)
         elif cell.cell_type == "markdown":
-            src = cell.source.splitlines()
-            for name, a, b in directive_blocks(cell.source):
-                if name == "solution":
-                    lines += [l for l in src[a + 1 : b] if not l.lstrip().startswith(":")]
+            for body in _markdown_solutions(cell.source, book):
+                lines += body.splitlines()
     # Lines that also occur outside the solutions (e.g. `return out`) prove nothing.
     elsewhere = set()
     for cell in nb.cells:
-        if BEGIN not in cell.source and not any(n == "solution" for n, _, _ in directive_blocks(cell.source)):
+        if BEGIN not in cell.source and not (cell.cell_type == "markdown" and _markdown_solutions(cell.source, book)):
             elsewhere.update(l.strip() for l in cell.source.splitlines())
     return {l.strip() for l in lines if len(l.strip()) >= 8 and l.strip() not in elsewhere}
 
 
 def _exercise_index(nb) -> int:
-    i = first_exercise_index(nb)
+    i = first_exercise_index(nb, BOOK)
     if i is None:
         pytest.fail("no {exercise} in the notebook")
     return i
@@ -93,14 +104,14 @@ def _check_cells(nb) -> list[int]:
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=_ids(CHAPTERS))
-def test_no_solution_text_survives(chapter: Path, student_dir: Path) -> None:
+def test_no_solution_text_survives(chapter: Path, student_dir: Path, book: Book) -> None:
     instructor = nbformat.read(chapter, as_version=4)
     text = (student_dir / chapter.name).read_text(encoding="utf-8")
     student = nbformat.reads(text, as_version=4)
     sources = "\n".join(c.source for c in student.cells)
     for marker in ("BEGIN SOLUTION", "END SOLUTION", "{solution}", "{solution-start}", "{solution-end}"):
         assert marker not in sources, f"{chapter.name}: {marker!r} survives in the student version"
-    leaked = sorted(l for l in _solution_lines(instructor) if l in sources)
+    leaked = sorted(l for l in _solution_lines(instructor, book) if l in sources)
     assert not leaked, f"{chapter.name}: solution text survives in the student version:\n" + "\n".join(leaked)
     assert all(
         not c.get("outputs") and c.get("execution_count") is None for c in student.cells if c.cell_type == "code"
@@ -108,24 +119,66 @@ def test_no_solution_text_survives(chapter: Path, student_dir: Path) -> None:
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=_ids(CHAPTERS))
-def test_student_version_is_valid_and_otherwise_intact(chapter: Path, student_dir: Path) -> None:
+def test_student_version_keeps_the_code_and_the_metadata(chapter: Path, student_dir: Path) -> None:
     instructor = nbformat.read(chapter, as_version=4)
     student = nbformat.read(student_dir / chapter.name, as_version=4)
     nbformat.validate(student)
-    kept = [c for c in instructor.cells if not is_solution_wrapper(c)]
-    assert len(student.cells) == len(kept), f"{chapter.name}: cells were added or lost"
     assert student.metadata == instructor.metadata
+    src = [c for c in instructor.cells if c.cell_type == "code"]
+    dst = [c for c in student.cells if c.cell_type == "code" and role(c) != "scratch"]
+    assert len(dst) == len(src), f"{chapter.name}: code cells were added or lost"
     solutions = 0
-    for src, dst in zip(kept, student.cells):
-        assert (src.cell_type, src.metadata, src.get("id")) == (dst.cell_type, dst.metadata, dst.get("id"))
-        has_solution = BEGIN in src.source or any(n == "solution" for n, _, _ in directive_blocks(src.source))
-        if has_solution:
+    for a, b in zip(src, dst):
+        assert (a.metadata, a.get("id")) == (b.metadata, b.get("id"))
+        if BEGIN in a.source:
             solutions += 1
-            stub = "raise NotImplementedError()" if src.cell_type == "code" else TEXT_STUB
-            assert stub in dst.source, f"{chapter.name}: a solution was not replaced by {stub!r}"
+            assert "raise NotImplementedError()" in b.source, f"{chapter.name}: a solution was not replaced by the stub"
         else:
-            assert dst.source == src.source, f"{chapter.name}: a cell without a solution changed:\n{src.source[:300]}"
-    assert solutions > 0, f"{chapter.name}: no solutions found (CONTRIBUTING: exercises with solutions)"
+            assert b.source == a.source, f"{chapter.name}: a cell without a solution changed:\n{a.source[:300]}"
+    assert solutions > 0, f"{chapter.name}: no coding exercise (CONTRIBUTING: one coding exercise)"
+    ids = [c.get("id") for c in student.cells if "id" in c]
+    assert len(ids) == len(set(ids)), f"{chapter.name}: cell ids are not unique"
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=_ids(CHAPTERS))
+def test_one_cell_per_exercise_and_per_answer(chapter: Path, student_dir: Path, book: Book) -> None:
+    """Every exercise statement is a cell of its own; below it, a written exercise has its answer
+    cell and a code cell to run things in, a coding exercise its code. No cell states a task and
+    asks for an answer at once."""
+    instructor = nbformat.read(chapter, as_version=4)
+    student = nbformat.read(student_dir / chapter.name, as_version=4)
+    labels = [
+        d.options["label"]
+        for c in instructor.cells
+        if c.cell_type == "markdown"
+        for d in directives(c.source, book=book)
+        if d.name == "exercise"
+    ]
+    coding = {
+        d.argument
+        for c in instructor.cells
+        if c.cell_type == "markdown"
+        for d in directives(c.source, book=book)
+        if d.name == "solution-start"
+    }
+    statements = [i for i, c in enumerate(student.cells) if role(c) == "statement"]
+    assert [student.cells[i].metadata["book"]["exercise"] for i in statements] == labels
+    for i in statements:
+        cell, label = student.cells[i], student.cells[i].metadata["book"]["exercise"]
+        ex = book.exercises[label]
+        assert cell.cell_type == "markdown" and cell.source.startswith(f'> <a id="{label}"></a>**Exercise {ex.number}')
+        assert cell.source.count("**Exercise ") == 1, f"{chapter.name}: two exercises in one cell"
+        below = student.cells[i + 1 : i + 3]
+        if label in coding:
+            assert below[0].cell_type == "code", f"{chapter.name}: exercise {ex.number} has no code cell below it"
+        else:
+            assert [(c.cell_type, role(c)) for c in below] == [("markdown", "answer"), ("code", "scratch")], (
+                f"{chapter.name}: exercise {ex.number} has no answer cell and code cell below it"
+            )
+            assert below[0].source == TEXT_STUB
+    for i, cell in enumerate(student.cells):
+        if cell.cell_type == "markdown" and role(cell) != "answer":
+            assert TEXT_STUB not in cell.source, f"{chapter.name}: cell {i} asks for an answer inside other text"
 
 
 @pytest.mark.site
@@ -150,10 +203,12 @@ def test_student_version_runs_up_to_its_exercises(chapter: Path, student_dir: Pa
     student = nbformat.read(student_dir / chapter.name, as_version=4)
     executed = nbformat.read(EXECUTED / "book" / chapter.name, as_version=4)
     n = _exercise_index(student)
-    assert [c.source for c in student.cells[:n]] == [c.source for c in executed.cells[:n]], (
-        f"{chapter.name}: the student version differs from the chapter before its exercises"
+    code = [c.source for c in student.cells[:n] if c.cell_type == "code"]
+    assert code == [c.source for c in executed.cells if c.cell_type == "code"][: len(code)], (
+        f"{chapter.name}: the student version's code differs from the chapter's before its exercises"
     )
-    for i, cell in enumerate(executed.cells[:n]):
+    m = _exercise_index(executed)
+    for i, cell in enumerate(executed.cells[:m]):
         errors = [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
         assert not errors, f"{chapter.name}: cell {i} raised {errors[0].get('ename')} when the site was built"
 

@@ -28,7 +28,6 @@ The chapters are read as they are; nothing in ``book/`` is changed.
 from __future__ import annotations
 
 import argparse
-import re
 import shutil
 import sys
 from dataclasses import dataclass
@@ -40,7 +39,8 @@ import yaml
 if __package__ in (None, ""):  # run as a script: python tools/assignments.py
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tools.common import REPO  # noqa: E402
-from tools.student_versions import directive_blocks, is_solution_wrapper  # noqa: E402
+from tools.myst import Book, Context, convert, directives  # noqa: E402
+from tools.myst import Exercise as BookExercise  # noqa: E402
 
 GRADING = REPO / "book" / "grading.yml"
 CAPSTONE = REPO / "assignments" / "capstone"
@@ -107,54 +107,6 @@ def autograded_score(assignment: dict) -> int:
 
 
 # --------------------------------------------------------------------------------------------
-# MyST -> Jupyter markdown
-
-
-def render(markdown: str) -> str:
-    """The book's MyST as plain Jupyter markdown (tools/myst.py, the Colab edition's converter)."""
-    try:
-        from tools.myst import to_jupyter_markdown  # the converter of the Colab/Jupyter editions
-    except ImportError:
-        return _render_minimal(markdown)
-    return to_jupyter_markdown(markdown)
-
-
-_ROLE = re.compile(r"\{(?P<role>[\w:-]+)\}`(?P<text>[^`]*)`")
-
-
-def _render_minimal(markdown: str) -> str:
-    """A stand-in until tools/myst.py exists: roles become their text, directive fences become text."""
-
-    def role(m: re.Match) -> str:
-        text = m["text"]
-        if m["role"] in ("doc", "ref"):
-            return f"*{text.split('<')[0].strip()}*"
-        if m["role"].startswith("cite"):
-            return f"({text})"
-        return f"`{text}`"
-
-    out = []
-    for line in _ROLE.sub(role, markdown).split("\n"):
-        if re.match(r"^[ \t]*(`{3,}|:{3,})\{[\w:-]+\}", line):
-            continue
-        if re.match(r"^[ \t]*(`{3,}|:{3,})[ \t]*$", line) or re.match(r"^:(label|class|nonumber):", line):
-            continue
-        out.append(line)
-    return "\n".join(out).strip()
-
-
-def _directive(lines: list[str], a: int, b: int) -> tuple[str, dict[str, str], str]:
-    """(argument, options, body) of the directive on lines a..b (fences included)."""
-    head = re.sub(r"^[ \t]*(`{3,}|:{3,})\{[\w:-]+\}", "", lines[a]).strip()
-    options, i = {}, a + 1
-    while i < b and re.match(r"^:[\w-]+:", lines[i]):
-        key, _, value = lines[i][1:].partition(":")
-        options[key] = value.strip()
-        i += 1
-    return head, options, "\n".join(lines[i:b]).strip()
-
-
-# --------------------------------------------------------------------------------------------
 # nbgrader metadata
 
 
@@ -167,16 +119,21 @@ def _meta(cell, grade_id: str, *, grade: bool, solution: bool, locked: bool = Fa
     return cell
 
 
-def statement_cell(label: str, title: str, body: str, ex: Exercise):
-    worth = f"{ex.total} point{'s' * (ex.total != 1)}, about {ex.minutes} minutes"
-    text = f"### Exercise: {title} ({worth})\n\n{render(body)}"
+def statement_cell(label: str, statement: str, ex: Exercise):
+    """The exercise as the converter renders it (a blockquote headed "Exercise 4.2 · Title"), with its worth."""
+    parts = [f"{ex.check} for the check", f"{ex.hidden} for hidden tests"] if ex.coding else []
+    if ex.points:
+        parts.append(f"{ex.points} for the written answer" if ex.coding else "graded by hand")
+    worth = f"{ex.total} point{'s' * (ex.total != 1)} ({', '.join(parts)}); about {ex.minutes} minutes"
+    text = f"{statement}\n>\n> *{worth}*"
     return _meta(nbformat.v4.new_markdown_cell(text), f"{label}-text", grade=False, solution=False, locked=True)
 
 
 def answer_cell(label: str, answer: str, ex: Exercise):
+    """A manually graded answer: in the instructor's copy the book's answer and the rubric."""
     text = (
-        f"{render(answer)}\n\n**Rubric ({ex.points} point{'s' * (ex.points != 1)}).**\n\n{ex.rubric.strip()}\n\n"
-        "*(This model answer and the rubric are in the instructor's copy only; students get "
+        f"{answer}\n\n**Rubric ({ex.points} point{'s' * (ex.points != 1)}).**\n\n{ex.rubric.strip()}\n\n"
+        "*(The book's answer and the rubric are in the instructor's copy only; students get "
         "`YOUR ANSWER HERE`.)*"
     )
     return _meta(nbformat.v4.new_markdown_cell(text), f"{label}-answer", grade=True, solution=True, points=ex.points)
@@ -193,16 +150,11 @@ def hidden_cell(label: str, ex: Exercise):
     )
 
 
-def _solution_label(cell) -> str | None:
-    """The label of a ``{solution-start}`` wrapper cell."""
-    for name, a, _ in directive_blocks(cell.source):
-        if name == "solution-start":
-            return re.sub(r"^[ \t]*(`{3,}|:{3,})\{solution-start\}", "", cell.source.split("\n")[a]).strip()
-    return None
-
-
-def assignment_notebook(nb: nbformat.NotebookNode, exercises: dict[str, Exercise], name: str):
-    """The nbgrader source notebook of a chapter (or the capstone): a new notebook.
+def assignment_notebook(
+    nb: nbformat.NotebookNode, exercises: dict[str, Exercise], name: str, book: Book, docname: str
+) -> nbformat.NotebookNode:
+    """The nbgrader source notebook of a chapter (or the capstone), its markdown converted by
+    tools/myst.py (the Colab editions' converter) as page ``docname`` of ``book``: a new notebook.
 
     Code cells tagged ``check:LABEL`` are check cells (the capstone's, whose solutions live in a
     module); otherwise the check cell of a coding exercise is the first code cell after its
@@ -220,33 +172,23 @@ def assignment_notebook(nb: nbformat.NotebookNode, exercises: dict[str, Exercise
             raise ValueError(f"{name}: exercise {lbl!r} is not in {GRADING.name}")
         return exercises[lbl]
 
-    for cell in nb.cells:
+    for i, cell in enumerate(nb.cells):
         if cell.cell_type == "markdown":
-            if is_solution_wrapper(cell):
-                label = _solution_label(cell) or label
-                continue
-            lines, start = cell.source.split("\n"), 0
-            for kind, a, b in directive_blocks(cell.source):
-                text = "\n".join(lines[start:a]).strip()
-                if text:
-                    out.cells.append(nbformat.v4.new_markdown_cell(render(text)))
-                start = b + 1
-                arg, options, body = _directive(lines, a, b)
-                if kind == "exercise":
-                    lbl = options.get("label", "")
-                    titles[lbl] = arg
-                    out.cells.append(statement_cell(lbl, arg, body, need(lbl)))
-                elif kind == "solution":
-                    ex = need(arg)
+            context = Context(book, docname, "reader", f"{docname}.ipynb, cell {i}")
+            for part in convert(cell.source, context=context):
+                if part.kind == "text":
+                    out.cells.append(nbformat.v4.new_markdown_cell(part.markdown))
+                elif part.kind == "exercise":
+                    titles[part.label] = book.exercises[part.label].heading
+                    out.cells.append(statement_cell(part.label, part.markdown, need(part.label)))
+                elif part.kind == "solution":
+                    ex = need(part.label)
                     if ex.coding:
-                        raise ValueError(f"{name}: {arg} has a written solution but a check in {GRADING.name}")
-                    out.cells.append(answer_cell(arg, body, ex))
-                    seen.add(arg)
-                else:  # any other directive ({note}, {admonition}, ...) stays as the converter renders it
-                    out.cells.append(nbformat.v4.new_markdown_cell(render("\n".join(lines[a : b + 1]))))
-            text = "\n".join(lines[start:]).strip()
-            if text:
-                out.cells.append(nbformat.v4.new_markdown_cell(render(text)))
+                        raise ValueError(f"{name}: {part.label} has a written solution but a check in {GRADING.name}")
+                    out.cells.append(answer_cell(part.label, part.markdown, ex))
+                    seen.add(part.label)
+                elif part.kind == "solution-start":  # the code cell after it is the solution
+                    label = part.label
             continue
         cell = nbformat.v4.new_code_cell(cell.source, metadata=dict(cell.metadata))
         tags = cell.metadata.get("tags", [])
@@ -284,6 +226,16 @@ def assignment_notebook(nb: nbformat.NotebookNode, exercises: dict[str, Exercise
     if missing:
         raise ValueError(f"{name}: {GRADING.name} lists exercises the notebook does not grade: {sorted(missing)}")
     return out
+
+
+def register_exercises(book: Book, nb: nbformat.NotebookNode, docname: str) -> None:
+    """Number the exercises of a notebook that is not a page of the site (the capstone): 1, 2, ..."""
+    if any(ex.docname == docname for ex in book.exercises.values()):
+        return
+    found = [d for c in nb.cells if c.cell_type == "markdown" for d in directives(c.source, book=book)]
+    for k, d in enumerate((d for d in found if d.name == "exercise"), start=1):
+        if d.options.get("label") not in book.exercises:
+            book.exercises[d.options["label"]] = BookExercise(d.options["label"], docname, str(k), d.argument)
 
 
 # --------------------------------------------------------------------------------------------
@@ -333,6 +285,7 @@ c.Autograde.exclude_overwriting = {exclude!r}
 def write_course(course: Path, grading: dict | None = None) -> list[str]:
     """Write the course into ``course``; return the assignment names, in order."""
     grading = grading or load_grading()
+    book = Book.load()
     course.mkdir(parents=True, exist_ok=True)
     names = []
     exclude = {}
@@ -343,7 +296,9 @@ def write_course(course: Path, grading: dict | None = None) -> list[str]:
         folder.mkdir(parents=True)
         path = REPO / assignment["notebook"]
         nb = nbformat.read(path, as_version=4)
-        nbformat.write(assignment_notebook(nb, assignment["exercises"], name), folder / path.name)
+        docname = str(path.relative_to(REPO).with_suffix(""))
+        register_exercises(book, nb, docname)
+        nbformat.write(assignment_notebook(nb, assignment["exercises"], name, book, docname), folder / path.name)
         for module in assignment.get("modules", []):
             reference = (path.parent / module).read_text()
             (folder / module).write_text(strip_solutions(reference))

@@ -31,6 +31,10 @@ pybtex's alpha labels ("[VSP+17]"): the bibliography style ``authoryear`` regist
 bars, and `lib.train` prints its progress bar once, in its final state, which a static page shows as
 one clean line. A live tqdm widget needs a running kernel; Jupyter and Colab readers still get one.
 
+**The Colab button opens the Colab edition.** Every notebook page's Colab button opens
+`colab/NN_slug.ipynb` (plain Jupyter markdown, written by `tools/editions.py`) at
+`repository.branch`, the ref its setup cell installs `lib` from.
+
 **Clean consoles.** Each page lists each of its scripts once (see `dedupe_scripts`): Sphinx 7 adds
 two themes' inline scripts twice, and the second `const THEBE_JS_URL` is a console error.
 """
@@ -40,6 +44,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 from docutils import nodes
@@ -354,6 +359,52 @@ def write_json(app: Sphinx, exception) -> None:
     out.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
 
 
+def _person_text(name: str) -> str:
+    """A name part as plain text: "{Stanford CS224N}" -> "Stanford CS224N" (LaTeX braces, accents)."""
+    from pybtex.backends.plaintext import Backend
+    from pybtex.richtext import Text
+
+    return Text.from_latex(name).render(Backend())
+
+
+def sort_entries(entries: list) -> list:
+    """pybtex entries in the order of the References page: by author, year and title."""
+    from pybtex.style.sorting.author_year_title import SortingStyle
+
+    return list(SortingStyle().sort(entries))
+
+
+def author_year_labels(sorted_entries) -> Iterator[str]:
+    """The References page's labels, "Vaswani et al., 2017", for entries in `sort_entries` order.
+
+    Two entries with the same authors and year get "2020a", "2020b" in that order. tools/myst.py
+    labels the Colab editions' citations with this same function.
+    """
+    seen: dict[str, int] = {}
+    labels = []
+    for entry in sorted_entries:
+        people = entry.persons.get("author") or entry.persons.get("editor") or []
+        names = [_person_text(" ".join(p.prelast_names + p.last_names)) for p in people]
+        if not names:
+            who = entry.fields.get("title", entry.key)
+        elif len(names) == 1:
+            who = names[0]
+        elif len(names) == 2:
+            who = f"{names[0]} and {names[1]}"
+        else:
+            who = f"{names[0]} et al."
+        label = f"{who}, {entry.fields.get('year', 'n.d.')}"
+        labels.append(label)
+        seen[label] = seen.get(label, 0) + 1
+    suffix: dict[str, int] = {}
+    for label in labels:  # two "Wang et al., 2020": 2020a, 2020b
+        if seen[label] > 1:
+            suffix[label] = suffix.get(label, 0) + 1
+            yield label + "abcdefghijklmnopqrstuvwxyz"[suffix[label] - 1]
+        else:
+            yield label
+
+
 def _register_author_year_style() -> None:
     """The pybtex style `authoryear`: labels "Vaswani et al., 2017", sorted by author and year."""
     from pybtex.plugin import register_plugin
@@ -363,29 +414,7 @@ def _register_author_year_style() -> None:
 
     class AuthorYearLabels(BaseLabelStyle):
         def format_labels(self, sorted_entries):
-            seen: dict[str, int] = {}
-            labels = []
-            for entry in sorted_entries:
-                people = entry.persons.get("author") or entry.persons.get("editor") or []
-                names = [" ".join(p.prelast_names + p.last_names) for p in people]
-                if not names:
-                    who = entry.fields.get("title", entry.key)
-                elif len(names) == 1:
-                    who = names[0]
-                elif len(names) == 2:
-                    who = f"{names[0]} and {names[1]}"
-                else:
-                    who = f"{names[0]} et al."
-                label = f"{who}, {entry.fields.get('year', 'n.d.')}"
-                labels.append(label)
-                seen[label] = seen.get(label, 0) + 1
-            suffix: dict[str, int] = {}
-            for label in labels:  # two "Vaswani et al., 2017": 2017a, 2017b
-                if seen[label] > 1:
-                    suffix[label] = suffix.get(label, 0) + 1
-                    yield label + "abcdefghijklmnopqrstuvwxyz"[suffix[label] - 1]
-                else:
-                    yield label
+            return author_year_labels(sorted_entries)
 
     class AuthorYearStyle(UnsrtStyle):
         default_label_style = AuthorYearLabels
@@ -414,6 +443,42 @@ def dedupe_scripts(app: Sphinx, pagename, templatename, context, doctree) -> Non
     scripts[:] = unique
 
 
+EDITIONS_FOLDER = "colab"  # tools/editions.py writes the Colab editions there
+
+
+def colab_edition_url(button_url: str, branch: str, pagename: str) -> str:
+    """The theme's Colab URL of a page, `.../github/ORG/REPO/blob/BRANCH/book/NN_slug.ipynb`, made to
+    open the page's Colab edition at the same branch: `.../blob/BRANCH/colab/NN_slug.ipynb`."""
+    head, found, _ = button_url.partition("/blob/")
+    if not found:
+        raise ValueError(f"button_url: expected a Colab URL with /blob/BRANCH/PATH, got {button_url!r}")
+    return f"{head}/blob/{branch}/{EDITIONS_FOLDER}/{Path(pagename).name}.ipynb"
+
+
+def colab_button_opens_the_edition(app: Sphinx, pagename, templatename, context, doctree) -> None:
+    """The Colab button (sphinx-book-theme's launch buttons) opens the page's Colab edition,
+    `colab/NN_slug.ipynb` (plain Jupyter markdown: tools/editions.py), not the MyST chapter.
+
+    The ref stays `repository.branch`, the one the edition's setup cell installs `lib` from. A
+    notebook page without an edition is a warning, so a `-W` build fails until
+    `python tools/editions.py` has been run.
+    """
+    branch = (app.config.html_theme_options or {}).get("repository_branch") or "main"
+    for group in context.get("header_buttons") or []:
+        for button in group.get("buttons") or []:
+            if button.get("text") != "Colab" or not button.get("url"):
+                continue
+            edition = Path(app.srcdir, EDITIONS_FOLDER, f"{Path(pagename).name}.ipynb")
+            if not edition.is_file():
+                from sphinx.util import logging
+
+                logging.getLogger(__name__).warning(
+                    f"{pagename}: no Colab edition {edition.relative_to(app.srcdir)}; run `python tools/editions.py`"
+                )
+                continue
+            button["url"] = colab_edition_url(button["url"], branch, pagename)
+
+
 def setup(app: Sphinx) -> dict:
     # For every kernel this build starts (they inherit the environment): see lib.training.train.
     os.environ.setdefault("TQDM_DISABLE", "1")
@@ -433,4 +498,6 @@ def setup(app: Sphinx) -> dict:
     app.connect("env-merge-info", merge)
     app.connect("build-finished", write_json)
     app.connect("html-page-context", dedupe_scripts)
+    # After sphinx-book-theme adds its launch buttons (priority 501).
+    app.connect("html-page-context", colab_button_opens_the_edition, priority=502)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True, "env_version": 2}

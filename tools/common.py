@@ -115,3 +115,39 @@ def ref_exists(ref: str, repo: Path = REPO) -> bool:
         ["git", "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"], cwd=repo, capture_output=True, text=True
     )
     return proc.returncode == 0
+
+
+def toc_docnames(repo: Path = REPO) -> list[str]:
+    """Every page of the book (`_toc.yml`'s root and files, without extension), in reading order."""
+    toc = yaml.safe_load((repo / "_toc.yml").read_text(encoding="utf-8"))
+    found: list[str] = []
+
+    def walk(node) -> None:
+        if isinstance(node, dict):
+            for key in ("root", "file"):
+                if key in node:
+                    found.append(str(Path(node[key]).with_suffix("").as_posix()))
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(toc)
+    return list(dict.fromkeys(found))
+
+
+def pages_url(url: str) -> str:
+    """GitHub Pages' address of a repository's site: github.com/ORG/REPO -> https://ORG.github.io/REPO/."""
+    org, repo = url.rstrip("/").split("github.com/", 1)[1].split("/")[:2]
+    return f"https://{org.lower()}.github.io/{repo}/"
+
+
+def site_url(repo: Path = REPO) -> str:
+    """The published site (with a trailing slash): `html.baseurl` in `_config.yml`, the one place it
+    is declared (`tools/retarget.py --repo` moves it along with the repository)."""
+    base = (load_config(repo).get("html") or {}).get("baseurl")
+    if not base:
+        url, _ = repository(repo)
+        return pages_url(url)
+    return str(base).rstrip("/") + "/"

@@ -17,10 +17,13 @@ therefore always come from the same commit: a chapter can never outgrow a pinned
     python tools/retarget.py --repo https://github.com/me/my-fork   # a fork, same branch
     python tools/retarget.py --ref v1.0        # a release: build the site from tag v1.0
     python tools/retarget.py                   # rewrite the setup cells from _config.yml
-    python tools/retarget.py --check           # change nothing; exit 1 if a cell is off
+    python tools/retarget.py --check           # change nothing; exit 1 if a cell or an edition is off
 
-Moving updates `_config.yml` (url and branch), the project URLs in `pyproject.toml`, and the setup
-cell of every chapter (book/NN_*.ipynb); nothing else in the notebooks changes. To freeze a course
+Moving updates `_config.yml` (url and branch, and `html.baseurl` when the site is the repository's
+GitHub Pages site), the project URLs in `pyproject.toml`, the setup cell of every chapter
+(book/NN_*.ipynb; nothing else in the notebooks changes), and the Colab editions (colab/, written
+by tools/editions.py from the chapters: the notebooks the Colab button opens). `_config.yml` is
+edited with ruamel.yaml, which keeps its comments and layout. To freeze a course
 on one version, retarget to a tag on a branch of your own (``--ref fall-2026``), commit, create
 the tag on that commit (``git tag fall-2026 && git push origin fall-2026``) and build the site
 from it: its Colab buttons open, and its setup cells install, exactly that tag.
@@ -29,7 +32,7 @@ from it: its Colab buttons open, and its setup cells install, exactly that tag.
 from __future__ import annotations
 
 import argparse
-import re
+import io
 import sys
 from pathlib import Path
 
@@ -37,6 +40,7 @@ import nbformat
 
 if __package__ in (None, ""):  # run as a script: python tools/retarget.py
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tools import editions  # noqa: E402
 from tools.common import (  # noqa: E402
     REPO,
     SETUP_TAG,
@@ -44,11 +48,14 @@ from tools.common import (  # noqa: E402
     expected_setup_source,
     extras_available,
     first_code_cell,
+    load_config,
     notebooks,
+    pages_url,
     ref_exists,
     ref_problem,
     repository,
     setup_extras,
+    site_url,
 )
 
 
@@ -85,6 +92,8 @@ def check(repo: Path = REPO) -> list[str]:
             )
         if SETUP_TAG not in cell.metadata.get("tags", []):
             problems.append(f"{name}: the setup cell lacks the tag {SETUP_TAG!r} (it must be hidden on the site)")
+    # The Colab editions (what the Colab button opens) carry the same setup cells and site links.
+    problems += editions.problems(repo)
     return problems
 
 
@@ -115,28 +124,29 @@ def rewrite_setup_cells(repo: Path = REPO, dry_run: bool = False) -> list[Path]:
     return changed
 
 
-def _set_section_keys(text: str, section: str, values: dict[str, str]) -> str:
-    """Set `section.key: value` in a YAML text line by line, keeping its comments and layout."""
-    lines = text.splitlines(keepends=True)
-    start = next((i for i, l in enumerate(lines) if re.match(rf"{section}:\s*(#.*)?$", l)), None)
-    if start is None:
-        lines.append(f"\n{section}:\n")
-        start = len(lines) - 1
-    end = start + 1
-    while end < len(lines) and (not lines[end].strip() or lines[end][0] in " \t#"):
-        end += 1
+def _round_trip_yaml():
+    """ruamel.yaml set up to write `_config.yml` back exactly as it reads it: comments, quotes,
+    flow lists and the `  - item` indentation of its lists."""
+    from ruamel.yaml import YAML
+
+    yaml = YAML()
+    yaml.preserve_quotes = True
+    yaml.width = 4096  # never re-wrap a long line
+    yaml.indent(mapping=2, sequence=4, offset=2)
+    return yaml
+
+
+def set_config_keys(text: str, section: str, values: dict[str, str]) -> str:
+    """`_config.yml`'s text with `section.key: value` set for each key, comments and layout kept."""
+    yaml = _round_trip_yaml()
+    data = yaml.load(text)
+    if data.get(section) is None:
+        data[section] = {}
     for key, value in values.items():
-        for i in range(start + 1, end):
-            m = re.match(rf"(\s+{re.escape(key)}:\s*)([^#\n]*?)(\s*#.*)?(\n?)$", lines[i])
-            if m:
-                lines[i] = f"{m.group(1)}{value}{m.group(3) or ''}{m.group(4)}"
-                break
-        else:
-            keys = [i for i in range(start + 1, end) if re.match(r"\s+\w+:", lines[i])]
-            at = (keys[-1] if keys else start) + 1
-            lines.insert(at, f"  {key}: {value}\n")
-            end += 1
-    return "".join(lines)
+        data[section][key] = value
+    out = io.StringIO()
+    yaml.dump(data, out)
+    return out.getvalue()
 
 
 def move(repo: Path, url: str | None, ref: str | None) -> None:
@@ -148,7 +158,10 @@ def move(repo: Path, url: str | None, ref: str | None) -> None:
     if (why := ref_problem(ref)) is not None:
         sys.exit(f"error: {why}")
     config = repo / "_config.yml"
-    text = _set_section_keys(config.read_text(encoding="utf-8"), "repository", {"url": url, "branch": ref})
+    text = set_config_keys(config.read_text(encoding="utf-8"), "repository", {"url": url, "branch": ref})
+    declared = (load_config(repo).get("html") or {}).get("baseurl")
+    if url != old_url and declared and site_url(repo) == pages_url(old_url):
+        text = set_config_keys(text, "html", {"baseurl": pages_url(url)})  # GitHub Pages: the site moves too
     # the example URLs in the comments, .../github/<org>/<repo>/blob/<ref>/...
     if url != old_url and "github.com/" in old_url and "github.com/" in url:
         old_path, new_path = old_url.split("github.com/", 1)[1], url.split("github.com/", 1)[1]
@@ -182,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
         n = len(notebooks(repo))
         print(
             f"{n} notebook(s) checked against _config.yml: "
-            + ("all setup cells agree" if not problems else f"{len(problems)} problem(s)")
+            + ("all setup cells and Colab editions agree" if not problems else f"{len(problems)} problem(s)")
         )
         return 1 if problems else 0
     if args.dry_run and (args.repo or args.ref):
@@ -195,6 +208,12 @@ def main(argv: list[str] | None = None) -> int:
         f"{verb} the setup cell of {len(changed)} of {len(notebooks(repo))} notebook(s)"
         + "".join(f"\n  {p.relative_to(repo)}" for p in changed)
     )
+    if args.dry_run:
+        stale = editions.problems(repo)
+        print(f"would rewrite {len(stale)} Colab edition(s)" + "".join(f"\n  {p}" for p in stale))
+    else:
+        written = editions.write(repo)
+        print(f"rewrote {len(written)} Colab edition(s) in {editions.FOLDER}/ (tools/editions.py)")
     url, ref = repository(repo)
     print(f"setup cells install: {distribution_name(repo)} @ git+{url}@{ref}")
     if not args.dry_run and not ref_exists(ref, repo):

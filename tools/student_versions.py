@@ -1,28 +1,34 @@
 #!/usr/bin/env python3
-"""Write the student version of every chapter: solutions stripped, outputs cleared, all else intact.
+"""Write the student version of every chapter: plain Jupyter markdown, one cell per exercise and per
+answer, solutions stripped, outputs cleared.
 
     python tools/student_versions.py                       # every chapter -> student/NN_slug.ipynb
     python tools/student_versions.py --out handout book/02_self_attention.ipynb
 
-What is removed (CONTRIBUTING.md, "Writing an exercise"):
+Every markdown cell goes through `tools/myst.py` (the student edition), so Jupyter and Colab show
+numbered exercises ("Exercise 3.2 · Title"), links and citations to the site, and no raw MyST.
+Then (CONTRIBUTING.md, "Writing an exercise"):
 
-- code between ``### BEGIN SOLUTION`` and ``### END SOLUTION``: nbgrader's ``ClearSolutions``
-  replaces it with ``# YOUR CODE HERE`` / ``raise NotImplementedError()``, so the check cell after
-  it tells the student whether their answer is right;
-- every ``{solution}`` block of a markdown cell (the conceptual answers): replaced with nbgrader's
-  text stub, ``YOUR ANSWER HERE``;
-- the markdown cells that only open or close a gated solution (``{solution-start}`` /
-  ``{solution-end}``), which would show as raw directives in Jupyter;
-- every output and execution count (nbconvert's ``ClearOutputPreprocessor``).
+- every exercise statement is a markdown cell of its own (prose around it goes to cells before and
+  after), so a student never edits the cell that states the task;
+- a written exercise (one without a gated code solution; its answer is a ``{solution}`` block) gets, right below its statement, an
+  answer cell ``YOUR ANSWER HERE`` (nbgrader's text stub) and a code cell to run things in (many ask
+  to change an experiment and look); its ``{solution}`` is removed;
+- a coding exercise keeps its code cells: nbgrader's ``ClearSolutions`` replaces the code between
+  ``### BEGIN SOLUTION`` and ``### END SOLUTION`` with ``# YOUR CODE HERE`` /
+  ``raise NotImplementedError()``, so the check cell after it says whether the answer is right; the
+  gates ``{solution-start}`` / ``{solution-end}`` are removed;
+- every output and execution count is cleared (nbconvert's ``ClearOutputPreprocessor``).
 
-Every other cell, the setup cell included, is left exactly as it is, so a student version opens in
-Colab like the chapter it came from. No nbgrader course database or configuration is needed.
+Every code cell keeps its source (the setup cell included, so a student version opens in Colab like
+the chapter), apart from the solutions. The cells this tool adds or splits off carry
+``metadata.book = {"exercise": label, "role": "statement" | "answer" | "scratch"}``.
+No nbgrader course database or configuration is needed.
 """
 
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 from pathlib import Path
 
@@ -33,75 +39,28 @@ from nbgrader.preprocessors import ClearSolutions
 if __package__ in (None, ""):  # run as a script: python tools/student_versions.py
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tools.common import REPO, chapters  # noqa: E402
+from tools.myst import Book, Context, Part, convert, directives  # noqa: E402
 
 TEXT_STUB = ClearSolutions.text_stub.default_value  # "YOUR ANSWER HERE"
-
-# A MyST fence opening a directive: ```{name} or :::{name} (colon_fence), 3 or more fence chars.
-_FENCE_OPEN = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|:{3,})\{(?P<name>[\w:-]+)\}")
-
-
-def _fence_closes(line: str, fence: str, indent: str) -> bool:
-    stripped = line.strip()
-    return (
-        stripped
-        and set(stripped) == {fence[0]}
-        and len(stripped) >= len(fence)
-        and len(line) - len(line.lstrip()) <= len(indent) + 3
-    )
+CODE_STUB = ClearSolutions().code_stub["python"]  # "# YOUR CODE HERE\nraise NotImplementedError()"
+SCRATCH = "# Exercise {number}: run your experiments here."
 
 
-def directive_blocks(source: str) -> list[tuple[str, int, int]]:
-    """Top-level MyST directive blocks of a markdown source: (name, first line, last line)."""
-    lines = source.split("\n")
-    blocks, i = [], 0
-    while i < len(lines):
-        m = _FENCE_OPEN.match(lines[i])
-        if not m:
-            i += 1
-            continue
-        j = i + 1
-        while j < len(lines) and not _fence_closes(lines[j], m["fence"], m["indent"]):
-            j += 1
-        blocks.append((m["name"], i, min(j, len(lines) - 1)))
-        i = j + 1
-    return blocks
+def role(cell) -> str | None:
+    """What this tool made a cell: "statement", "answer", "scratch" (None: a cell of the chapter)."""
+    return (cell.get("metadata", {}).get("book") or {}).get("role")
 
 
-def is_solution_wrapper(cell) -> bool:
-    """A markdown cell that only opens or closes a gated solution."""
-    if cell.cell_type != "markdown":
-        return False
-    blocks = directive_blocks(cell.source)
-    rest = cell.source.split("\n")
-    for _, a, b in blocks:
-        rest[a : b + 1] = [""] * (b + 1 - a)
-    return (
-        bool(blocks)
-        and all(name in ("solution-start", "solution-end") for name, _, _ in blocks)
-        and not "".join(rest).strip()
-    )
-
-
-def strip_markdown_solutions(source: str) -> tuple[str, bool]:
-    """Replace every {solution} block with the text stub; return the new source and whether any was found."""
-    lines = source.split("\n")
-    found = False
-    for name, a, b in reversed(directive_blocks(source)):
-        if name == "solution":
-            lines[a : b + 1] = [TEXT_STUB]
-            found = True
-    return "\n".join(lines), found
-
-
-def first_exercise_index(nb) -> int | None:
-    """The first cell of the exercises: the first markdown cell with an {exercise} directive."""
+def first_exercise_index(nb, book: Book | None = None) -> int | None:
+    """The first cell of the exercises: the first markdown cell with an {exercise} directive (a
+    chapter), or the first exercise statement (a student version)."""
+    book = book or Book.load()
     for i, cell in enumerate(nb.cells):
-        if cell.cell_type == "markdown" and any(n == "exercise" for n, _, _ in directive_blocks(cell.source)):
+        if role(cell) == "statement":
+            return i
+        if cell.cell_type == "markdown" and any(d.name == "exercise" for d in directives(cell.source, book=book)):
             return i
     return None
-
-
-CODE_STUB = ClearSolutions().code_stub["python"]  # "# YOUR CODE HERE\nraise NotImplementedError()"
 
 
 def check_cell_indices(nb) -> list[int]:
@@ -118,13 +77,74 @@ def check_cell_indices(nb) -> list[int]:
     return found
 
 
-def student_version(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    """The student version of a chapter notebook (a new notebook; `nb` is left as it is)."""
+def _cell(kind: str, source: str, template, k: int, metadata: dict | None = None):
+    """A new cell, with an id derived from the cell it came from (`template`) when ids are in use."""
+    make = nbformat.v4.new_markdown_cell if kind == "markdown" else nbformat.v4.new_code_cell
+    cell = make(source)
+    cell.metadata = nbformat.from_dict(metadata if metadata is not None else dict(template.metadata))
+    if "id" in template:
+        cell["id"] = template["id"] if k == 0 else f"{template['id'][:56]}-{k}"
+    else:
+        cell.pop("id", None)
+    return cell
+
+
+def _split(cell, parts: list[Part], written: set[str], book: Book) -> list:
+    """A markdown cell's parts as student cells: prose, each exercise in its own cell, answer cells."""
+    out: list = []
+    text: list[str] = []
+
+    def add(kind: str, source: str, metadata: dict | None = None) -> None:
+        out.append(_cell(kind, source, cell, len(out), metadata))
+
+    def flush() -> None:
+        if text:
+            add("markdown", "\n\n".join(text))
+            text.clear()
+
+    for part in parts:
+        if part.kind == "text":
+            text.append(part.markdown)
+        elif part.kind == "exercise":
+            flush()
+            tag = {"exercise": part.label}
+            add("markdown", part.markdown, {"book": {**tag, "role": "statement"}})
+            if part.label in written:
+                add("markdown", TEXT_STUB, {"book": {**tag, "role": "answer"}})
+                number = book.exercises[part.label].number
+                add("code", SCRATCH.format(number=number), {"book": {**tag, "role": "scratch"}})
+    flush()
+    return out
+
+
+def student_version(
+    nb: nbformat.NotebookNode, *, book: Book | None = None, docname: str | None = None, where: str | None = None
+) -> nbformat.NotebookNode:
+    """The student version of a chapter notebook (a new notebook; `nb` is left as it is).
+
+    `docname` is the chapter's page ("book/03_scaling"); it numbers the exercises as the site does.
+    """
+    book = book or Book.load()
+    if docname is None:
+        raise ValueError("docname: the chapter's page, e.g. 'book/03_scaling', is needed to number its exercises")
     nb = nbformat.from_dict(nb)  # a deep copy
-    nb.cells = [c for c in nb.cells if not is_solution_wrapper(c)]
-    for cell in nb.cells:
-        if cell.cell_type == "markdown":
-            cell.source, _ = strip_markdown_solutions(cell.source)
+    where = where or f"{docname}.ipynb"
+    converted = []
+    for i, cell in enumerate(nb.cells):
+        parts = (
+            convert(cell.source, context=Context(book, docname, "student", f"{where}, cell {i}"))
+            if cell.cell_type == "markdown"
+            else None
+        )
+        converted.append(parts)
+    # A coding exercise is answered by code (a gated solution, solution-start); every other one is written.
+    found = [p for parts in converted if parts for p in parts]
+    coding = {p.label for p in found if p.kind == "solution-start"}
+    written = {p.label for p in found if p.kind == "exercise"} - coding
+    cells = []
+    for cell, parts in zip(nb.cells, converted):
+        cells += [cell] if parts is None else _split(cell, parts, written, book)
+    nb.cells = cells
     resources: dict = {}
     nb, resources = ClearSolutions(enforce_metadata=False).preprocess(nb, resources)
     nb, resources = ClearOutputPreprocessor().preprocess(nb, resources)
@@ -135,13 +155,15 @@ def student_version(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     return nb
 
 
-def write_student_versions(notebooks: list[Path], out: Path) -> list[Path]:
+def write_student_versions(notebooks: list[Path], out: Path, repo: Path = REPO) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
+    book = Book.load(repo)
     written = []
     for path in notebooks:
         nb = nbformat.read(path, as_version=4)
-        target = out / path.name
-        nbformat.write(student_version(nb), target)
+        docname = Path(path).resolve().relative_to(repo.resolve()).with_suffix("").as_posix()
+        target = out / Path(path).name
+        nbformat.write(student_version(nb, book=book, docname=docname), target)
         written.append(target)
     return written
 

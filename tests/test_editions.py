@@ -1,0 +1,196 @@
+"""The Colab editions (colab/, tools/editions.py) and the student versions, as Jupyter renders them.
+
+- every notebook of the book has an edition, and it is up to date (`python tools/editions.py`);
+- an edition's code cells are the chapter's, cell for cell (so nbval need not run them twice);
+- the Colab button of every notebook page opens the edition at `repository.branch`, the ref that
+  the edition's setup cell installs `lib` from;
+- rendered with nbconvert's HTML exporter (Jupyter's own markdown rendering), no edition and no
+  student version shows raw MyST (a role, a directive fence, an option line), every exercise shows
+  its title and its number, and every link into the site names a page of the book and an anchor
+  that page has (`site`: the same links checked against the built site).
+"""
+
+from __future__ import annotations
+
+import types
+from pathlib import Path
+from urllib.parse import urldefrag
+
+import nbformat
+import pytest
+from bs4 import BeautifulSoup
+from markdown_it import MarkdownIt
+
+from conftest import HTML, REPO, SiteBuild
+from tools import book_ext, editions
+from tools.common import SPEC_LINE, chapter_number, first_code_cell, load_config, notebooks, repository
+from tools.myst import Book, raw_myst
+from tools.student_versions import write_student_versions
+
+PAGES = notebooks()
+
+
+def _ids(paths):
+    return [p.stem for p in paths]
+
+
+@pytest.fixture(scope="module")
+def book() -> Book:
+    return Book.load()
+
+
+@pytest.fixture(scope="module")
+def student_dir(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("student-render")
+    write_student_versions([p for p in PAGES if p.name[:2].isdigit()], out)
+    return out
+
+
+def _render(path: Path) -> BeautifulSoup:
+    from nbconvert import HTMLExporter
+
+    body, _ = HTMLExporter(template_name="basic").from_notebook_node(nbformat.read(path, as_version=4))
+    return BeautifulSoup(body, "html.parser")
+
+
+def test_every_edition_is_up_to_date(book: Book) -> None:
+    problems = editions.problems(REPO, book)
+    assert not problems, "run `python tools/editions.py`:\n" + "\n".join(problems)
+
+
+@pytest.mark.parametrize("page", PAGES, ids=_ids(PAGES))
+def test_an_editions_code_cells_are_the_chapters(page: Path) -> None:
+    chapter = nbformat.read(page, as_version=4)
+    edition = nbformat.read(editions.edition_path(page), as_version=4)
+    assert [c.source for c in edition.cells if c.cell_type == "code"] == [
+        c.source for c in chapter.cells if c.cell_type == "code"
+    ], f"{page.name}: the edition's code differs from the chapter's"
+    assert edition.metadata.kernelspec == chapter.metadata.kernelspec
+
+
+def test_editions_are_not_pages_nor_tests() -> None:
+    """The site build with -W would fail on a stray notebook; pytest must not run them under nbval."""
+    assert editions.FOLDER in load_config()["exclude_patterns"]
+    import tomllib
+
+    with open(REPO / "pyproject.toml", "rb") as f:
+        ini = tomllib.load(f)["tool"]["pytest"]["ini_options"]
+    assert editions.FOLDER not in ini["testpaths"]
+
+
+@pytest.mark.parametrize("page", PAGES, ids=_ids(PAGES))
+def test_the_colab_button_opens_the_edition_at_the_ref_it_installs(page: Path) -> None:
+    url, ref = repository()
+    org_repo = url.split("github.com/", 1)[1]
+    pagename = f"book/{page.stem}"
+    # The launch button as sphinx-book-theme builds it (header_buttons/launch.py), then book_ext's hook.
+    theme_url = f"https://colab.research.google.com/github/{org_repo}/blob/{ref}/{pagename}.ipynb"
+    context = {"header_buttons": [{"label": "launch-buttons", "buttons": [{"text": "Colab", "url": theme_url}]}]}
+    app = types.SimpleNamespace(
+        srcdir=str(REPO), config=types.SimpleNamespace(html_theme_options={"repository_branch": ref})
+    )
+    book_ext.colab_button_opens_the_edition(app, pagename, "page.html", context, None)
+    opened = context["header_buttons"][0]["buttons"][0]["url"]
+    edition = editions.edition_path(page)
+    assert (
+        opened
+        == f"https://colab.research.google.com/github/{org_repo}/blob/{ref}/{edition.relative_to(REPO).as_posix()}"
+    )
+    nb = nbformat.read(edition, as_version=4)
+    m = SPEC_LINE.search(nb.cells[first_code_cell(nb)].source)
+    assert m and (m["url"], m["ref"]) == (url, ref), f"{edition.name} installs lib from another repository or ref"
+
+
+def _check_rendered(path: Path, soup: BeautifulSoup, book: Book, docname: str) -> list[tuple[str, str]]:
+    """Raw MyST and exercise headings in one rendered notebook; returns its links into the site."""
+    text = soup.get_text()
+    raw = raw_myst(text)
+    for code in soup.find_all("code"):  # MyST in a <pre><code class="language-{exercise}"> block
+        if any(c.startswith("language-{") for c in code.get("class", [])):
+            raw.append(f"a directive rendered as code: {code.get('class')}")
+    assert not raw, f"{path.name}: raw MyST as Jupyter shows it: {sorted(set(raw))}"
+    # Every exercise: a visible "Exercise N.k · Title" (or "Exercise N.k") in bold, with its anchor.
+    expected = [ex for ex in book.exercises.values() if ex.docname == docname]
+    shown = [a.find_parent("strong") or a.find_next("strong") for a in soup.select('a[id^="ex-"]')]
+    headings = [" ".join(s.get_text().split()) for s in shown if s is not None]
+    for ex in expected:
+        prefix = f"Exercise {ex.number}"
+        assert any(h.startswith(prefix) for h in headings), f"{path.name}: no visible heading {prefix!r}"
+    if docname.split("/")[-1][:2].isdigit():
+        n = chapter_number(docname.split("/")[-1])
+        assert all(ex.number.startswith(f"{n}.") for ex in expected)
+    return [urldefrag(a["href"]) for a in soup.find_all("a", href=True) if a["href"].startswith(book.site)]
+
+
+def _check_links(path: Path, links: list, book: Book) -> int:
+    for url, anchor in links:
+        page = url[len(book.site) :].removesuffix(".html")
+        assert page in book.titles, f"{path.name}: a link to {url}, which is not a page of the book"
+        assert not anchor or anchor in book.anchors[page], f"{path.name}: a link to {url}#{anchor}: no such anchor"
+    return len(links)
+
+
+@pytest.mark.parametrize("page", PAGES, ids=_ids(PAGES))
+def test_editions_render_without_raw_myst_and_with_numbered_exercises(page: Path, book: Book) -> None:
+    edition = editions.edition_path(page)
+    soup = _render(edition)
+    links = _check_rendered(edition, soup, book, f"book/{page.stem}")
+    _check_links(edition, links, book)
+    assert soup.find_all("details"), f"{edition.name}: no solution in a <details> block"
+
+
+STUDENT = [p for p in PAGES if p.name[:2].isdigit()]
+
+
+@pytest.mark.parametrize("page", STUDENT, ids=_ids(STUDENT))
+def test_student_versions_render_without_raw_myst_and_with_numbered_exercises(
+    page: Path, book: Book, student_dir: Path
+) -> None:
+    path = student_dir / page.name
+    soup = _render(path)
+    links = _check_rendered(path, soup, book, f"book/{page.stem}")
+    _check_links(path, links, book)
+    assert not soup.find_all("details"), f"{path.name}: a solution survives in a <details> block"
+
+
+@pytest.mark.site
+def test_every_link_of_the_editions_is_on_the_built_site(site_build: SiteBuild, book: Book) -> None:
+    """The anchors the editions link to (exercises, #cite-KEY on the References page, targets)
+    exist in the pages that the site build wrote."""
+    site_build.require_success()
+    ids: dict[str, set[str]] = {}
+    checked = 0
+    for page in PAGES:
+        edition = editions.edition_path(page)
+        nb = nbformat.read(edition, as_version=4)
+        for cell in nb.cells:
+            if cell.cell_type != "markdown":
+                continue
+            for token in MarkdownIt("commonmark").parse(cell.source):
+                for child in token.children or []:
+                    href = child.attrGet("href") if child.type == "link_open" else None
+                    if not href or not str(href).startswith(book.site):
+                        continue
+                    url, anchor = urldefrag(str(href))
+                    target = HTML / url[len(book.site) :]
+                    assert target.is_file(), f"{edition.name}: {href}: no such page in the built site"
+                    if anchor:
+                        if str(target) not in ids:
+                            soup = BeautifulSoup(target.read_text(encoding="utf-8"), "html.parser")
+                            ids[str(target)] = {t["id"] for t in soup.find_all(id=True)}
+                        assert anchor in ids[str(target)], f"{edition.name}: {href}: no such anchor in the built site"
+                    checked += 1
+    assert checked > 0
+
+
+@pytest.mark.site
+@pytest.mark.parametrize("page", PAGES, ids=_ids(PAGES))
+def test_the_built_pages_colab_button_opens_the_edition(page: Path, site_build: SiteBuild) -> None:
+    site_build.require_success()
+    url, ref = repository()
+    colab = load_config()["launch_buttons"]["colab_url"].rstrip("/")
+    edition = editions.edition_path(page).relative_to(REPO).as_posix()
+    expected = f"{colab}/github/{url.split('github.com/', 1)[1]}/blob/{ref}/{edition}"
+    soup = BeautifulSoup((HTML / "book" / f"{page.stem}.html").read_text(encoding="utf-8"), "html.parser")
+    links = {a["href"] for a in soup.find_all("a", href=True) if "colab.research.google.com" in a["href"]}
+    assert links == {expected}, f"{page.name}: Colab link(s) {sorted(links)}; expected {expected}"

@@ -1,0 +1,168 @@
+"""tools/myst.py: the book's MyST to plain Jupyter markdown, on small cells (no notebook is run).
+
+- exercises get the site's number and title, solutions a closed <details> (reader) or nothing (student);
+- {doc}, {ref}, {cite:p}, {cite:t} and relative links to pages become links to the published site,
+  titled and labelled as on the site (the References page's author-year labels, 2020a/2020b);
+- admonitions become headed blockquotes; math, code and HTML stay byte for byte;
+- anything Jupyter would show raw is an error that names the cell and the construct;
+- the exercise numbers are the site's (tools/book_ext.py: chapter N's k-th exercise is N.k).
+"""
+
+from __future__ import annotations
+
+import nbformat
+import pytest
+
+from conftest import REPO
+from tools.common import chapter_number, chapters, pages_url, site_url
+from tools.myst import Book, Context, MystError, convert, directives, notebook_to_jupyter, raw_myst, to_jupyter
+
+
+@pytest.fixture(scope="module")
+def book() -> Book:
+    return Book.load()
+
+
+@pytest.fixture(scope="module")
+def reader(book: Book) -> Context:
+    return Context(book, "book/03_scaling", "reader", "book/03_scaling.ipynb, cell 7")
+
+
+def _exercise(book: Book, docname: str):
+    return next(ex for ex in book.exercises.values() if ex.docname == docname)
+
+
+def test_exercise_is_a_numbered_titled_block_and_its_solution_a_closed_details(book: Book, reader: Context) -> None:
+    ex = _exercise(book, "book/03_scaling")
+    source = (
+        f"Text before.\n\n```{{exercise}} A title with $x^2$\n:label: {ex.label}\n\nDo it, see {{doc}}`04_multi_head`.\n```\n\n"
+        f"```{{solution}} {ex.label}\n:class: dropdown\n\n$$\na = b\n$$\n```\n"
+    )
+    parts = convert(source, context=reader)
+    assert [p.kind for p in parts] == ["text", "exercise", "solution"]
+    assert parts[1].label == ex.label
+    assert f'<a id="{ex.label}"></a>**Exercise {ex.number} · {ex.title}**' in parts[1].markdown
+    assert ex.number.startswith("3.")
+    assert parts[1].markdown.startswith("> ") and "> Do it, see [4. Multi-head attention](" in parts[1].markdown
+    assert parts[2].markdown.startswith(f"<details>\n<summary>Solution to Exercise {ex.number}</summary>")
+    assert "$$\na = b\n$$" in parts[2].markdown, "math must stay as it is"
+    student = to_jupyter(source, context=Context(book, "book/03_scaling", "student"))
+    assert "a = b" not in student and "<details>" not in student and f"Exercise {ex.number}" in student
+    assert not raw_myst(to_jupyter(source, context=reader))
+
+
+def test_exercise_numbers_are_the_sites(book: Book) -> None:
+    """Chapter N's exercises are N.1, N.2, ... in reading order (tools/book_ext.py renumbers the
+    site's the same way), and every label is unique."""
+    for path in chapters():
+        nb = nbformat.read(path, as_version=4)
+        labels = [
+            d.options["label"]
+            for c in nb.cells
+            if c.cell_type == "markdown"
+            for d in directives(c.source, book=book)
+            if d.name == "exercise"
+        ]
+        n = chapter_number(path)
+        assert [book.exercises[label].number for label in labels] == [f"{n}.{k}" for k in range(1, len(labels) + 1)]
+        assert all(book.exercises[label].docname == f"book/{path.stem}" for label in labels)
+
+
+def test_roles_become_links_to_the_site(book: Book, reader: Context) -> None:
+    site = site_url()
+    ex = _exercise(book, "book/02_self_attention")
+    text = to_jupyter(
+        "See {doc}`04_multi_head`, {doc}`that chapter <02_self_attention>`, {ref}`" + ex.label + "`,\n"
+        "{cite:p}`vaswani2017attention`, {cite:t}`vaswani2017attention` and {cite:p}`wang2020linformer,wang2020minilm`.",
+        context=reader,
+    )
+    assert f"[4. Multi-head attention]({site}book/04_multi_head.html)" in text
+    assert f"[that chapter]({site}book/02_self_attention.html)" in text
+    assert f"[Exercise {ex.number}]({site}book/02_self_attention.html#{ex.label})" in text
+    refs = f"{site}book/references.html#cite-"
+    assert f"([Vaswani et al., 2017]({refs}vaswani2017attention))" in text
+    assert f"[Vaswani et al. (2017)]({refs}vaswani2017attention)" in text
+    # The References page tells the two Wang et al. 2020 apart; so do the citations.
+    assert f"([Wang et al., 2020a]({refs}wang2020linformer); [Wang et al., 2020b]({refs}wang2020minilm))" in text
+
+
+def test_site_url_is_declared_once_and_follows_github_pages() -> None:
+    assert site_url() == "https://cs224n-book.github.io/transformers-executed/"
+    assert pages_url("https://github.com/Some-Org/some-repo") == "https://some-org.github.io/some-repo/"
+
+
+def test_what_jupyter_renders_stays_byte_for_byte(reader: Context) -> None:
+    source = (
+        "# A title\n\nProse with $a_{ij}$, `{doc}` in code, **bold** and <b>HTML</b>.\n\n"
+        "$$\n\\mathrm{softmax}(x)_i = \\frac{e^{x_i}}{\\sum_j e^{x_j}}\n$$\n\n"
+        "```python\nprint('{doc}`not a role`')\n```\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n"
+        "\\begin{align}\na &= b\n\\end{align}\n\n![a figure](https://example.org/x.png)"
+    )
+    assert to_jupyter(source, context=reader) == source
+
+
+def test_admonitions_targets_and_comments(reader: Context) -> None:
+    text = to_jupyter(
+        "(sec-x)=\n## Section\n\n% a comment\n\n```{note}\nA note with {doc}`03_scaling`.\n```\n\n"
+        ":::{admonition} Careful\nBody.\n:::\n",
+        context=reader,
+    )
+    assert '<a id="sec-x"></a>\n## Section' in text
+    assert "a comment" not in text
+    assert "> **Note**\n>\n> A note with [3. Scaling and variance](" in text
+    assert "> **Careful**\n>\n> Body." in text
+    assert not raw_myst(text)
+
+
+def test_relative_links_to_pages_go_to_the_site(reader: Context) -> None:
+    text = to_jupyter("The [references](references.md#cite-ba2016layer) list.", context=reader)
+    assert text == f"The [references]({site_url()}book/references.html#cite-ba2016layer) list."
+
+
+@pytest.mark.parametrize(
+    "source, construct",
+    [
+        ("```{figure} x.png\nA figure\n```", "{figure}"),
+        ("```{exercise-start}\n:label: ex-x\n```", "{exercise-start}"),
+        ("See {eq}`my-eq`.", "{eq}"),
+        ("See {glue:text}`acc:.2f`.", "{glue:text}"),
+        ("{doc}`no_such_page`", "no_such_page"),
+        ("{ref}`no-such-label`", "no-such-label"),
+        ("{cite:p}`nobody2099nothing`", "nobody2099nothing"),
+        ("---\ntitle: x\n---\ntext", "front matter"),
+        ("term\n: definition", "definition list"),
+        ("Text {{ name }}.", "substitution"),
+        ("$$\nx\n$$ (eq-1)", "labelled equation"),
+        ("- item\n\n  ```{note}\n  x\n  ```", "inside a list"),
+        ("```{exercise} No label\nBody\n```", "no :label:"),
+        ("```{exercise} Bad option\n:label: ex-03-dk\n:colour: red\n\nBody\n```", "{exercise}"),
+        ("```{solution} ex-nothing\nBody\n```", "ex-nothing"),
+        (":::\nA colon fence without a name\n:::", "colon fence"),
+        ("![a figure](figures/x.png)", "x.png"),
+        ("[a data file](data/x.csv)", "x.csv"),
+    ],
+)
+def test_unknown_myst_is_an_error_naming_the_cell_and_the_construct(
+    reader: Context, source: str, construct: str
+) -> None:
+    with pytest.raises(MystError) as error:
+        to_jupyter(source, context=reader)
+    assert "book/03_scaling.ipynb, cell 7" in str(error.value)
+    assert construct in str(error.value)
+
+
+def test_gated_code_solutions_are_collapsed_not_changed(book: Book) -> None:
+    path = REPO / "book" / "03_scaling.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    out = notebook_to_jupyter(nb, book=book, docname="book/03_scaling", edition="reader")
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert [c.source for c in out.cells if c.cell_type == "code"] == [c.source for c in code]
+    hidden = [c for c in out.cells if c.cell_type == "code" and c.metadata.get("jupyter", {}).get("source_hidden")]
+    assert hidden and all("### BEGIN SOLUTION" in c.source for c in hidden)
+    assert all(not raw_myst(c.source) for c in out.cells if c.cell_type == "markdown")
+    assert nb == nbformat.read(path, as_version=4), "the chapter itself must not change"
+
+
+def test_a_bad_context_is_refused(book: Book) -> None:
+    with pytest.raises(ValueError, match="edition"):
+        Context(book, "book/03_scaling", "teacher")

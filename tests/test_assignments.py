@@ -73,6 +73,11 @@ def test_every_assignment_generates_without_warning(course):
     for name in NAMES:
         assert _notebook(course / "release" / name).exists(), name
     assert (course / "release" / "capstone" / "gpt.py").exists()
+    for name in NAMES:  # for the students' `nbgrader validate`
+        assert (
+            f"c.Execute.timeout = {GRADING['cell_timeout']}"
+            in (course / "release" / name / "nbgrader_config.py").read_text()
+        )
     config = course.joinpath("nbgrader_config.py").read_text()
     assert f"c.Execute.timeout = {GRADING['cell_timeout']}" in config
     assert "{'capstone': ['gpt.py']}" in config

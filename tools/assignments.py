@@ -8,7 +8,8 @@ What it writes (``book/instructors.md``, "Assigning and grading with nbgrader"):
 
 - ``DIR/nbgrader_config.py``: the course, a cell timeout sized for the slowest chapter, and
   ``Autograde.exclude_overwriting`` for the files a student edits besides the notebook (the
-  capstone's ``gpt.py``);
+  capstone's ``gpt.py``); and in every assignment folder a small ``nbgrader_config.py`` with the same
+  timeout, for students' ``nbgrader validate``;
 - ``DIR/source/chNN/NN_slug.ipynb`` for every chapter: the chapter with nbgrader's metadata.
   Each exercise statement is a locked, read-only cell; each coding solution (``### BEGIN SOLUTION``)
   is a solution cell; each check cell is a locked autograded test cell worth ``check`` points, followed
@@ -282,6 +283,14 @@ c.Autograde.exclude_overwriting = {exclude!r}
 '''
 
 
+STUDENT_CONFIG = '''\
+"""For `nbgrader validate` in this folder: the course's cell timeout (written by tools/assignments.py)."""
+
+c = get_config()  # noqa: F821
+c.Execute.timeout = {timeout}
+'''
+
+
 def write_course(course: Path, grading: dict | None = None) -> list[str]:
     """Write the course into ``course``; return the assignment names, in order."""
     grading = grading or load_grading()
@@ -299,6 +308,8 @@ def write_course(course: Path, grading: dict | None = None) -> list[str]:
         docname = str(path.relative_to(REPO).with_suffix(""))
         register_exercises(book, nb, docname)
         nbformat.write(assignment_notebook(nb, assignment["exercises"], name, book, docname), folder / path.name)
+        # students run `nbgrader validate` in the assignment's folder: without this, 30 s per cell
+        (folder / "nbgrader_config.py").write_text(STUDENT_CONFIG.format(timeout=grading["cell_timeout"]))
         for module in assignment.get("modules", []):
             reference = (path.parent / module).read_text()
             (folder / module).write_text(strip_solutions(reference))

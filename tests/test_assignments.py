@@ -8,7 +8,13 @@
   grading.yml says: the reference gets every autograded point, the untouched release 0; each mutant
   (a classic mistake) loses exactly its exercise's points; a check cell the student tampered with is
   restored by nbgrader and still fails; a shortcut that passes the visible check fails the hidden
-  tests only.
+  tests only;
+- the shortcuts that fool the chapters' visible checks (``mha(x, x, x)[0]`` in chapter 4, ``lib``'s
+  sinusoidal table in chapter 6, ``F.cross_entropy(label_smoothing=...)`` and a ``pad_id``
+  hard-coded to 0 in chapters 7 and 1) fail the hidden tests, and the book's solutions pass them
+  (run in-process on the check and hidden-test cells, without the chapters);
+- the instructors' planning table is ``book/grading.yml``'s, and the site builds without solutions
+  with ``tools/term_site.py`` (one chapter, execution off).
 
 The autograde tests execute chapter 2 four times and the capstone four times (``slow``: a few
 minutes on a 2-core CPU, in one pytest-xdist worker).
@@ -354,3 +360,89 @@ def test_the_instructors_table_is_the_grading_data():
         assert int(cells[0]) == a["week"], name
         assert int(cells[2]) == sum(ex.minutes for ex in exercises), name
         assert cells[3] == f"{auto} + {total - auto} = {total}", name
+
+
+# ---------------------------------------------------------------------------------------------
+# The shortcuts of the issue, without running the chapters: each passes the visible check and
+# fails the hidden tests; the book's own solution passes both.
+
+SHORTCUTS = {
+    "ex-04-by-hand": ("ch04", "def multi_head_by_hand(mha, x):\n    return mha(x, x, x)[0]\n", True),
+    "ex-06-table": (
+        "ch06",
+        "def my_sinusoidal_table(n_positions, d):\n    return SinusoidalPositionalEncoding(d, max_len=n_positions).pe\n",
+        True,
+    ),
+    "ex-07-label-smoothing": (
+        "ch07",
+        "def smoothed_cross_entropy(logits, target, epsilon, pad_id):\n"
+        "    return F.cross_entropy(logits, target, ignore_index=pad_id, label_smoothing=epsilon)\n",
+        True,
+    ),
+    "ex-07-label-smoothing/pad": (  # the book's solution with pad_id hard-coded to 0
+        "ch07",
+        "def smoothed_cross_entropy(logits, target, epsilon, pad_id):\n"
+        "    log_p = logits.log_softmax(dim=-1)\n"
+        "    V = logits.shape[-1]\n"
+        "    q = torch.full_like(log_p, epsilon / V)\n"
+        "    q.scatter_(1, target[:, None], 1 - epsilon + epsilon / V)\n"
+        "    return -(q * log_p).sum(dim=-1)[target != 0].mean()\n",
+        True,
+    ),
+    "ex-01-luong/pad": (  # the visible check needs the chapter's trained model: hidden tests only
+        "ch01",
+        "def luong_attention(s, h, src, pad_id=0):\n"
+        "    weights = (s @ h.transpose(1, 2)).masked_fill((src == 0)[:, None, :], float('-inf')).softmax(-1)\n"
+        "    return weights @ h, weights\n",
+        False,
+    ),
+}
+
+
+def _namespace() -> dict:
+    import math
+
+    import torch
+    import torch.nn.functional as F
+    from torch import nn
+
+    import lib
+
+    return dict(
+        torch=torch, nn=nn, F=F, math=math, lib=lib, device="cpu",
+        MultiHeadAttention=lib.MultiHeadAttention, SinusoidalPositionalEncoding=lib.SinusoidalPositionalEncoding,
+    )  # fmt: skip
+
+
+def _cells(course: Path, name: str, label: str) -> tuple[str, str, str]:
+    """(solution, check, hidden tests) of an exercise, from the course's source notebook."""
+    nb = nbformat.read(_notebook(course / "source" / name), as_version=4)
+    by_id = {c.metadata.get("nbgrader", {}).get("grade_id"): c.source for c in nb.cells}
+    hidden = by_id[f"{label}-hidden"].split("### BEGIN HIDDEN TESTS")[1].split("### END HIDDEN TESTS")[0]
+    return by_id[label], by_id[f"{label}-check"], hidden
+
+
+@pytest.fixture(scope="module")
+def source_only(tmp_path_factory) -> Path:
+    """The course's source notebooks only (no nbgrader run)."""
+    root = tmp_path_factory.mktemp("source")
+    write_course(root, GRADING)
+    return root
+
+
+@pytest.mark.parametrize("case", SHORTCUTS)
+def test_a_shortcut_fails_the_hidden_tests_only(case, source_only):
+    label = case.split("/")[0]
+    name, shortcut, check_visible = SHORTCUTS[case]
+    solution, check, hidden = _cells(source_only, name, label)
+    book = _namespace()
+    exec(solution, book)  # the book's solution: passes both
+    if check_visible:
+        exec(check, book)
+    exec(hidden, book)
+    cheat = _namespace()
+    exec(shortcut, cheat)
+    if check_visible:
+        exec(check, cheat)  # the visible check is fooled ...
+    with pytest.raises((AssertionError, RuntimeError)):
+        exec(hidden, cheat)  # ... the hidden tests are not

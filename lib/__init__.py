@@ -24,20 +24,25 @@ __version__ = "0.1.0"
 
 # Every public name, by the module that defines it.
 _EXPORTS = {
-    "model.attention": ["KVCache", "MultiHeadAttention", "record_attention", "scaled_dot_product_attention"],
+    "model.attention": [
+        "KVCache",
+        "MultiHeadAttention",
+        "RelativeMultiHeadAttention",
+        "fused_attention",
+        "scaled_dot_product_attention",
+    ],
     "model.masks": ["causal_mask", "padding_mask"],
-    "model.modes": ["eval_mode"],
     "model.positions": [
         "LearnedPositionalEmbedding",
         "RelativePositionEmbedding",
         "RotaryEmbedding",
         "SinusoidalPositionalEncoding",
     ],
-    "model.layers": ["DecoderLayer", "EncoderLayer", "FeedForward", "LayerCache"],
+    "model.layers": ["DecoderLayer", "DecoderOnlyLayer", "EncoderLayer", "FeedForward", "LayerCache"],
     "model.transformer": ["Transformer", "TransformerConfig"],
     "model.lm": ["DecoderOnlyLM", "LMConfig"],
-    "model.generation": ["beam_search", "generate_tokens", "greedy_decode"],
-    "heads": ["ablate_heads", "attention_layers"],
+    "model.generation": ["beam_search", "eval_mode", "generate_tokens", "greedy_decode"],
+    "heads": ["ablate_heads", "attention_layers", "record_attention"],
     "rnn": ["AdditiveAttention", "Seq2SeqRNN"],
     "training.batching": ["Batch", "LMBatch", "Seq2SeqDataset", "Vocab", "collate", "to_lm_batch"],
     "training.data": ["TaskStream", "centered_xor_batch", "make_task"],

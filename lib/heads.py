@@ -1,10 +1,11 @@
-"""Looking inside the heads of a trained model: switch heads off, and measure what each one does.
+r"""Looking inside the heads of a model: record their attention weights, switch heads off.
 
-Head ablation zeroes a head's output before the heads are concatenated (``head_h = 0`` in
-``[head_1; …; head_H] W^O``), through :attr:`MultiHeadAttention.head_mask`::
+- :func:`record_attention` records the weights ``[B, H, T_q, T_k]`` of every attention layer;
+- :func:`ablate_heads` zeroes chosen heads' outputs before ``W_O``
+  (``head_h = 0`` in ``[head_1; …; head_H] W_O``)::
 
-    with ablate_heads(model, {"layers.0.self_attn": [1]}):
-        accuracy_without_head_1 = evaluate(model, test)
+      with ablate_heads(model, {"layers.0.self_attn": [1]}):
+          accuracy_without_head_1 = evaluate(model, test)
 
 Michel et al. (2019) removed heads this way from trained Transformers and found that most of them
 can go with little loss; chapter 4 repeats the experiment on a toy task.
@@ -13,20 +14,69 @@ can go with little loss; chapter 4 repeats the experiment on a toy task.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 
-import torch
 from torch import Tensor, nn
 
 from .model.attention import MultiHeadAttention
-from .model.checks import check_int, check_tensor
+from .model.checks import check_int
 
 
 def attention_layers(model: nn.Module) -> dict[str, MultiHeadAttention]:
-    """Every :class:`MultiHeadAttention` in ``model``, by its module name (``"layers.0.self_attn"``)."""
+    """Every :class:`~lib.model.attention.MultiHeadAttention` in ``model``, by module name (``"layers.0.self_attn"``)."""
     if not isinstance(model, nn.Module):
         raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
     return {name: m for name, m in model.named_modules() if isinstance(m, MultiHeadAttention)}
+
+
+@contextmanager
+def record_attention(model: nn.Module) -> Iterator[dict[str, Tensor]]:
+    """Record the attention weights of every attention layer of ``model`` inside a ``with`` block.
+
+    >>> with record_attention(model) as maps:
+    ...     model(src, tgt)
+    >>> maps["encoder_layers.0.self_attn"].shape   # [B, H, T_q, T_k], the last call's
+
+    Each layer's :meth:`~lib.model.attention.MultiHeadAttention.attend` is asked for its weights
+    (the explicit equation). A layer with an efficient ``kernel`` computes no weights: refused.
+    """
+    layers = attention_layers(model)
+    for name, layer in layers.items():
+        if layer.kernel is not None:
+            raise ValueError(
+                f"cannot record the attention weights of {name or 'the model'}: it computes attention with "
+                f"kernel {layer.kernel!r}, which returns no weights; remove the kernel first"
+            )
+    maps: dict[str, Tensor] = {}
+
+    def recording(name: str, attend):
+        def attend_and_record(q, k, v, mask, is_causal, need_weights):
+            out, weights = attend(q, k, v, mask, is_causal, need_weights=True)
+            maps[name] = weights.detach()
+            return out, weights if need_weights else None
+
+        return attend_and_record
+
+    try:
+        for name, layer in layers.items():
+            layer.attend = recording(name, layer.attend)  # an instance attribute hides the method
+        yield maps
+    finally:
+        for layer in layers.values():
+            layer.__dict__.pop("attend", None)
+
+
+def zero_heads(heads: list[int], d_head: int):
+    """A forward pre-hook for ``out_proj`` (``W_O``): zero the column blocks of ``heads`` in its input
+    ``[B, T, H · d_head]``, the concatenated heads."""
+
+    def hook(module: nn.Module, args: tuple[Tensor, ...]) -> tuple[Tensor, ...]:
+        x = args[0].clone()  # [B, T, H * d_head], the concatenated heads
+        for h in heads:
+            x[..., h * d_head : (h + 1) * d_head] = 0.0
+        return (x,)
+
+    return hook
 
 
 @contextmanager
@@ -38,37 +88,29 @@ def ablate_heads(model: nn.Module, heads: Mapping[str, Sequence[int]]) -> Iterat
     contributes nothing:
 
     .. math::
-        \mathrm{MultiHead}(X) = [m_1 \mathrm{head}_1; \dots; m_H \mathrm{head}_H]\, W^O,
+        \mathrm{MultiHead}(X) = [m_1 \mathrm{head}_1; \dots; m_H \mathrm{head}_H]\, W_O,
         \qquad m_h = 0 \text{ for a removed head, } 1 \text{ otherwise}
 
-    (``head_mask`` ``[H]`` of every listed layer; a mask already set is multiplied, then restored).
-    The bias of ``W^O`` stays: a removed head's output is 0, not "absent". Yields ``model``.
+    A forward pre-hook on each listed layer's ``out_proj`` (``W_O``) zeroes the removed heads'
+    column blocks of its input. The bias of ``W_O`` stays: a removed head's output is 0, not
+    "absent". Blocks nest. Yields ``model``.
     """
     layers = attention_layers(model)
     if not isinstance(heads, Mapping):
         raise TypeError(f"heads must be a mapping {{layer name: [head, ...]}}, got {type(heads).__name__}")
-    masks: dict[str, Tensor] = {}
     for name, indices in heads.items():
         if name not in layers:
             raise ValueError(
                 f"heads names layer {name!r}, which is not an attention layer of the model; "
                 f"expected one of {sorted(layers)}"
             )
-        layer = layers[name]
         if isinstance(indices, (str, bytes)) or not isinstance(indices, Sequence):
             raise TypeError(f"heads[{name!r}] must be a sequence of head indices, got {indices!r}")
-        device = layer.q_proj.weight.device
-        mask = torch.ones(layer.n_heads, device=device)
         for h in indices:
-            check_int(f"heads[{name!r}] entry", h, minimum=0, maximum=layer.n_heads - 1)
-            mask[h] = 0.0
-        masks[name] = mask
-    saved = {name: layers[name].head_mask for name in masks}
-    try:
-        for name, mask in masks.items():
-            old = saved[name]
-            layers[name].head_mask = mask if old is None else mask * check_tensor("head_mask", old).to(mask)
+            check_int(f"heads[{name!r}] entry", h, minimum=0, maximum=layers[name].n_heads - 1)
+    with ExitStack() as hooks:
+        for name, indices in heads.items():
+            layer = layers[name]
+            handle = layer.out_proj.register_forward_pre_hook(zero_heads(list(indices), layer.d_head))
+            hooks.callback(handle.remove)
         yield model
-    finally:
-        for name, old in saved.items():
-            layers[name].head_mask = old

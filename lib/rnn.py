@@ -11,12 +11,16 @@ all encoder states ``h_1 … h_S`` (Bahdanau et al., 2015; Luong et al., 2015):
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from types import SimpleNamespace
+
 import torch
 from torch import Tensor, nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from .model.attention import scaled_dot_product_attention
 from .model.checks import check_choice, check_int, check_tokens
+from .model.generation import greedy_decode
 from .model.masks import masked_softmax, padding_mask
 
 RNN_ATTENTION = (None, "additive", "dot")
@@ -123,23 +127,51 @@ class Seq2SeqRNN(nn.Module):
         states, final = self.encode(src)
         return self.decode(tgt_in, states, final, src)[0]
 
-    @torch.no_grad()
-    def generate(self, src: Tensor, max_new_tokens: int, bos_id: int = 1, eos_id: int = 2) -> Tensor:
-        """Greedy decoding, one token at a time; ``[B, ≤ max_new_tokens]`` without ``<bos>``,
-        padded after ``<eos>``."""
+    def generate(
+        self, src: Tensor, max_new_tokens: int, bos_id: int = 1, eos_id: int | None = None, use_cache: bool = True
+    ) -> Tensor:
+        """Greedy decoding, one token at a time (:func:`lib.model.generation.greedy_decode`):
+        ``[B, ≤ max_new_tokens]`` without ``<bos>``, padded after ``eos_id``."""
+        return greedy_decode(self, src, max_new_tokens, bos_id=bos_id, eos_id=eos_id, use_cache=use_cache)
+
+    # The stepping interface of lib.model.generation (shared with Transformer and DecoderOnlyLM).
+    starts_from_bos = True
+
+    @property
+    def config(self) -> SimpleNamespace:
+        """What generation reads of a model's configuration: ``pad_id``."""
+        return SimpleNamespace(pad_id=self.pad_id)
+
+    def new_cache(self) -> list[RNNState]:
+        """The decoder's state after the tokens fed so far (one "layer")."""
+        return [RNNState()]
+
+    def generation_context(self, src: Tensor) -> tuple[Tensor, ...]:
+        """The encoder states, the source, and the initial decoder state ``(h, c)``, batch first."""
         check_tokens("src", src, self.src_vocab_size)
-        check_int("max_new_tokens", max_new_tokens, minimum=1)
-        was_training = self.training
-        self.eval()
-        states, state = self.encode(src)
-        token = torch.full((src.size(0), 1), bos_id, dtype=torch.long, device=src.device)
-        out, done = [], torch.zeros(src.size(0), dtype=torch.bool, device=src.device)
-        for _ in range(max_new_tokens):
-            logits, state = self.decode(token, states, state, src)
-            token = logits[:, -1].argmax(dim=-1, keepdim=True)
-            out.append(token.masked_fill(done[:, None], self.pad_id))
-            done |= token[:, 0] == eos_id
-            if bool(done.all()):
-                break
-        self.train(was_training)
-        return torch.cat(out, dim=1)
+        states, (h, c) = self.encode(src)
+        return states, src, h.transpose(0, 1), c.transpose(0, 1)
+
+    def next_logits(self, tokens: Tensor, context: tuple[Tensor, ...], cache: list[RNNState] | None) -> Tensor:
+        """Logits ``[B, V]`` of the token after ``tokens`` (only the new ones, with a cache)."""
+        states, src, h, c = context
+        state = (h.transpose(0, 1).contiguous(), c.transpose(0, 1).contiguous())
+        if cache is not None and cache[0].h is not None:
+            state = (cache[0].h, cache[0].c)
+        logits, (h, c) = self.decode(tokens, states, state, src)
+        if cache is not None:
+            cache[0].h, cache[0].c = h, c
+        return logits[:, -1]
+
+
+@dataclass
+class RNNState:
+    """The LSTM decoder's state ``(h, c)``, each ``[1, B, d]``: the recurrent model's "cache"."""
+
+    h: Tensor | None = None
+    c: Tensor | None = None
+
+    def reorder(self, index: Tensor) -> None:
+        """Keep batch rows ``index`` (beam search)."""
+        if self.h is not None:
+            self.h, self.c = self.h[:, index], self.c[:, index]

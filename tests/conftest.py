@@ -155,3 +155,33 @@ def site_build() -> SiteBuild:
             )
         )
         return result
+
+
+# --- Small models shared by the unit tests (lib.model's public configs) ------------------------------
+# One tiny size for every test that needs *a* model rather than a particular one: d_model 16, 2 heads,
+# d_ff 32, one layer per stack, no dropout (so two forward passes agree). Override any field.
+
+TINY_MODEL = dict(d_model=16, n_heads=2, d_ff=32, dropout=0.0)
+
+
+@pytest.fixture
+def tiny_transformer_config():
+    """``make(**overrides) -> TransformerConfig``: vocabularies of 11, one encoder and one decoder layer."""
+    from lib.model import TransformerConfig
+
+    def make(**overrides):
+        fields = dict(src_vocab_size=11, tgt_vocab_size=11, n_encoder_layers=1, n_decoder_layers=1, **TINY_MODEL)
+        return TransformerConfig(**{**fields, **overrides})
+
+    return make
+
+
+@pytest.fixture
+def tiny_lm_config():
+    """``make(**overrides) -> LMConfig``: a vocabulary of 11, one layer."""
+    from lib.model import LMConfig
+
+    def make(**overrides):
+        return LMConfig(**{**dict(vocab_size=11, n_layers=1, **TINY_MODEL), **overrides})
+
+    return make

@@ -201,8 +201,8 @@ def _expected_colab_url(docname: str) -> str:
     repo = config["repository"]
     org_repo = re.sub(r"^https?://github\.com/", "", repo["url"].rstrip("/"))
     colab = config["launch_buttons"]["colab_url"].rstrip("/")
-    path = "/".join(p for p in (repo.get("path_to_book", "").strip("/"), f"{docname}.ipynb") if p)
-    return f"{colab}/github/{org_repo}/blob/{repo.get('branch', 'main')}/{path}"
+    # The button opens the chapter's Colab edition (tools/editions.py), plain Jupyter markdown.
+    return f"{colab}/github/{org_repo}/blob/{repo.get('branch', 'main')}/colab/{Path(docname).name}.ipynb"
 
 
 @pytest.mark.parametrize("docname", [d for d in PAGES if CHAPTER.match(d)])
@@ -219,7 +219,8 @@ def test_chapter_buttons_and_solutions(docname: str, browser, site_url: str) -> 
     }
     expected = _expected_colab_url(docname)
     assert colab == {expected}, f"{docname}: Colab link(s) {sorted(colab)}; expected {expected}"
-    assert (REPO / f"{docname}.ipynb").is_file(), f"the Colab link points at {docname}.ipynb, which does not exist"
+    edition = REPO / "colab" / f"{Path(docname).name}.ipynb"
+    assert edition.is_file(), f"the Colab link points at {edition.relative_to(REPO)}, which does not exist"
 
     # The repository button.
     repo_url = yaml.safe_load((REPO / "_config.yml").read_text(encoding="utf-8"))["repository"]["url"].rstrip("/")

@@ -34,7 +34,10 @@ def test_ablating_a_head_zeroes_exactly_its_block_before_w_o() -> None:
         for need_weights in (True, False):
             out, _ = mha(x, x, x, need_weights=need_weights)
             torch.testing.assert_close(out, expected)
-    assert mha.head_mask is None  # restored
+    assert not mha.out_proj._forward_pre_hooks  # the hook is gone
+    torch.testing.assert_close(
+        mha(x, x, x)[0], mha.out_proj(mha.merge_heads((q @ k.transpose(-2, -1) / 2.0).softmax(dim=-1) @ v))
+    )
 
 
 def test_ablating_every_head_leaves_the_output_bias() -> None:
@@ -46,15 +49,30 @@ def test_ablating_every_head_leaves_the_output_bias() -> None:
     torch.testing.assert_close(out, attn.out_proj.bias.expand_as(out))
 
 
-def test_ablation_restores_an_existing_mask_even_after_an_error() -> None:
+def test_ablations_nest_and_are_removed_even_after_an_error() -> None:
     model = _model(n_heads=4)
     attn = model.layers[0].self_attn
-    old = torch.tensor([1.0, 0.5, 1.0, 1.0])
-    attn.head_mask = old
+    x = torch.randn(2, 6, 16)
+    with ablate_heads(model, {"layers.0.self_attn": [0, 1]}):
+        both = attn(x, x, x)[0]
     with pytest.raises(RuntimeError), ablate_heads(model, {"layers.0.self_attn": [0]}):
-        torch.testing.assert_close(attn.head_mask, torch.tensor([0.0, 0.5, 1.0, 1.0]))
+        with ablate_heads(model, {"layers.0.self_attn": [1]}):
+            torch.testing.assert_close(attn(x, x, x)[0], both)  # nested: heads 0 and 1 are off
         raise RuntimeError("boom")
-    assert attn.head_mask is old
+    assert not attn.out_proj._forward_pre_hooks
+
+
+def test_record_attention_records_every_layer_and_refuses_a_kernel() -> None:
+    model = _model(n_layers=2)
+    batch = linked_list_batch(4, seed=0)
+    with lib.record_attention(model) as maps:
+        model(batch.input)
+    assert sorted(maps) == ["layers.0.self_attn", "layers.1.self_attn"]
+    assert all(torch.allclose(w.sum(-1), torch.ones(())) for w in maps.values())
+    assert "attend" not in model.layers[0].self_attn.__dict__  # the layers are as they were
+    model.layers[1].self_attn.kernel = lambda q, k, v, mask, is_causal, scale: v
+    with pytest.raises(ValueError, match="layers.1.self_attn.*kernel"), lib.record_attention(model):
+        pass
 
 
 def test_ablation_changes_predictions_and_only_inside_the_block() -> None:
@@ -89,7 +107,7 @@ def test_ablate_heads_rejects_bad_input(heads, error, match) -> None:
     model = _model()
     with pytest.raises(error, match=match), ablate_heads(model, heads):
         pass
-    assert model.layers[0].self_attn.head_mask is None
+    assert not model.layers[0].self_attn.out_proj._forward_pre_hooks
 
 
 # ---------------------------------------------------------------------------- the linked list

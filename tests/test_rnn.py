@@ -139,7 +139,7 @@ def scripted(model: Seq2SeqRNN, script: list[list[int]]) -> Seq2SeqRNN:
 
 def test_generate_stops_at_eos_and_pads_after_it():
     model = scripted(Seq2SeqRNN(V, D), [[2, 5], [7, 6], [8, 2], [9, 9]])  # <eos> = 2
-    out = model.generate(tokens(2, 4), max_new_tokens=10)
+    out = model.generate(tokens(2, 4), max_new_tokens=10, eos_id=2)
     # row 0 ends at step 1, row 1 at step 3; decoding stops there although max_len = 10
     assert out.tolist() == [[2, 0, 0], [5, 6, 2]]
 
@@ -155,3 +155,17 @@ def test_generate_without_eos_runs_to_max_len():
     out = model.generate(tokens(3, 5), max_new_tokens=6)
     assert out.shape == (3, 6) and torch.all(out == 4)
     assert model.training  # the mode is restored
+
+
+@pytest.mark.parametrize("attention", [None, "additive", "dot"])
+def test_generation_is_the_one_loop_of_lib_model(attention):
+    """Seq2SeqRNN decodes through lib.model.generation like the Transformers: greedy with and without
+    the cached state agree, and beam search with one beam is greedy."""
+    lib.seed_everything(0)
+    model = Seq2SeqRNN(V, D, attention=attention)
+    src = tokens(3, 6)
+    greedy = model.generate(src, 7)
+    assert torch.equal(model.generate(src, 7, use_cache=False), greedy)
+    assert torch.equal(lib.greedy_decode(model, src, 7), greedy)
+    assert torch.equal(lib.beam_search(model, src, 7, beam_size=1), greedy)
+    assert lib.beam_search(model, src, 7, beam_size=3).shape == greedy.shape

@@ -4,7 +4,7 @@
 - every figure a chapter's notebook produced when the build ran it is on the page, and its file is there;
 - exercises are numbered per chapter (chapter 2's are "Exercise 2.1", "Exercise 2.2", ...), and each
   has its solution in a dropdown;
-- every claim a chapter checked (`lib.claim`'s "✔ Claim: ..." lines in its executed notebook) is in
+- every claim a chapter checked (`lib.claim`'s "✔ Claim: ..." lines, the plain text of its boxes) is in
   the Claims appendix, with the values this build measured, linked to the place it was checked;
 - training progress bars are one clean line per run: no tqdm widget (it cannot render on a static
   page), and no half-finished bar;
@@ -197,16 +197,24 @@ def test_instructors_page_tabulates_every_chapter(built) -> None:
         )
 
 
+def _output_text(out: dict) -> str:
+    """A cell output's plain text: a stream's text, or a display's `text/plain` (how `lib.claim` shows its box)."""
+    if out.get("output_type") == "stream":
+        return out.get("text", "")
+    if out.get("output_type") in ("display_data", "execute_result"):
+        return out.get("data", {}).get("text/plain", "")
+    return ""
+
+
 def _claim_lines(notebook: Path) -> list[str]:
-    """The lines `lib.claim` printed when the build executed `notebook`."""
+    """The lines `lib.claim` showed when the build executed `notebook` (the plain text of its boxes)."""
     nb = nbformat.read(notebook, as_version=4)
     return [
         line.strip()
         for cell in nb.cells
         if cell.cell_type == "code"
         for out in cell.get("outputs", [])
-        if out.get("output_type") == "stream"
-        for line in out.get("text", "").splitlines()
+        for line in _output_text(out).splitlines()
         if CLAIM_LINE.match(line.strip())
     ]
 

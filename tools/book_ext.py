@@ -13,9 +13,10 @@ and the pages that show them are rewritten whenever a notebook is executed again
 not execute notebooks says "not measured". The same numbers are written to
 `_build/html/_static/chapter-runtimes.json` (the tests pick their cheapest chapter from it).
 
-**The claims ledger.** Every chapter checks the claims of its prose with `lib.claim`, which prints
-one line per claim, ``✔ Claim: statement — name=value, ...``. While the build reads each executed
-notebook, those lines are collected from its cell outputs (each gets an anchor, ``claim-N``), and a
+**The claims ledger.** Every chapter checks the claims of its prose with `lib.claim`, which shows
+each claim as a box whose plain text is one line, ``✔ Claim: statement — name=value, ...``. While
+the build reads each executed notebook, those lines are collected from its cell outputs (each gets
+an anchor, ``claim-N``, which the page's box carries), and a
 ``{claims-ledger}`` directive (the Claims appendix, `book/claims.md`) becomes a table: chapter,
 statement, the values this build measured, held or not, each linked to the place it was checked.
 
@@ -275,7 +276,8 @@ def collect_claims(app: Sphinx, doctree: nodes.document) -> None:
         if not lines:
             continue
         anchor = f"claim-{len(found) + 1}"
-        block["ids"].append(anchor)
+        for node in _anchor_nodes(block):
+            node["ids"].append(anchor)
         for m in lines:
             found.append(
                 {"statement": m["statement"], "values": m["values"] or "", "held": m["mark"] == "✔", "anchor": anchor}
@@ -284,6 +286,21 @@ def collect_claims(app: Sphinx, doctree: nodes.document) -> None:
         _claims(env)[env.docname] = found
     else:
         _claims(env).pop(env.docname, None)
+
+
+def _anchor_nodes(block: nodes.Element) -> list[nodes.Element]:
+    """The nodes that carry the anchor of the claims in `block`.
+
+    A printed claim is a stream output: `block` itself. A displayed one (`lib.claim`'s box) is a
+    display with a `text/plain` and a `text/html` rendering, which myst-nb keeps side by side in a
+    "mime bundle" until a post-transform picks one per builder (the HTML box on the site): every
+    rendering gets the anchor, so the one kept has it.
+    """
+    rendering = block.parent
+    bundle = rendering.parent if rendering is not None else None
+    if bundle is None or "mime_type" not in rendering.attributes or bundle.get("nb_element") != "mime_bundle":
+        return [block]
+    return [alternative.children[0] for alternative in bundle.children if alternative.children]
 
 
 def _inside_cell_output(node: nodes.Node) -> bool:

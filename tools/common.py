@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import re
 import subprocess
+import tomllib
 from pathlib import Path
 
-import tomllib
 import yaml
 
 REPO = Path(__file__).resolve().parents[1]

@@ -18,12 +18,15 @@ repeats**, the contenders of one comparison are timed **interleaved** (in turn, 
 repeat), and what the tables report are ratios of such medians, or rates next to a reference
 (the matmul peak) measured in the same run.
 
-The modules: :mod:`~lib.bench.timing` (medians of interleaved repeats), :mod:`~lib.bench.memory`
-(peak memory, in child processes on a CPU), :mod:`~lib.bench.measure` (the measurements),
+The modules: :mod:`~lib.bench.memory` (peak memory, counted by
+:func:`lib.efficient.peak_tensor_memory`), :mod:`~lib.bench.measure` (the measurements),
 :mod:`~lib.bench.report` (tables and a plot) and :mod:`~lib.bench.suite` (sizes, the whole run,
-the command line).
+the command line). The timing protocol (medians of interleaved repeats) is :mod:`lib.timing`,
+shared with :mod:`lib.efficient`; ``compare``, ``loglog_slope`` and ``synchronize`` are re-exported
+here. Nothing else in ``lib`` imports this package.
 """
 
+from ..timing import compare, loglog_slope, synchronize  # the timing protocol, shared with lib.efficient
 from .measure import (
     CHAPTER_LM,
     bench_attention,
@@ -34,10 +37,9 @@ from .measure import (
     torch_twin,
     training_flops,
 )
-from .memory import attend, peak_memories, peak_memory
+from .memory import attend, peak_memories, peak_memory, peak_tensor_memory
 from .report import markdown_tables, overload_warning, plot_scaling, to_markdown
 from .suite import SIZES, main, run_benchmarks
-from .timing import compare, loglog_slope, synchronize
 
 __all__ = [
     "CHAPTER_LM",
@@ -55,6 +57,7 @@ __all__ = [
     "overload_warning",
     "peak_memories",
     "peak_memory",
+    "peak_tensor_memory",
     "plot_scaling",
     "run_benchmarks",
     "synchronize",

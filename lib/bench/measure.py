@@ -9,12 +9,13 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from ..model.attention import MultiHeadAttention, record_attention
+from ..heads import attention_layers, record_attention
+from ..model.attention import MultiHeadAttention
 from ..model.layers import EncoderLayer
 from ..model.lm import DecoderOnlyLM, LMConfig
 from ..model.masks import causal_mask
+from ..timing import compare, loglog_slope
 from .memory import _qkv, attend, peak_memories
-from .timing import compare, loglog_slope
 
 # The chapter-sized model: a 2-layer decoder-only LM like those the chapters train in seconds.
 CHAPTER_LM = dict(vocab_size=64, d_model=128, n_heads=4, n_layers=2, d_ff=512)
@@ -149,7 +150,7 @@ def training_flops(model: nn.Module, tokens: int, T: int, causal: bool) -> float
     """
     linear = sum(m.weight.numel() for m in model.modules() if isinstance(m, nn.Linear))
     t_k = (T + 1) / 2 if causal else T
-    attention = sum(12 * t_k * m.d_model for m in model.modules() if isinstance(m, MultiHeadAttention))
+    attention = sum(12 * t_k * m.d_model for m in attention_layers(model).values())
     return float(tokens * (6 * linear + attention))
 
 

@@ -1,18 +1,24 @@
 """Claims a reader can see: every claim a chapter's prose makes is checked by :func:`claim`.
 
-A claim prints one line on the page (and in Jupyter and Colab)::
+A claim that holds is shown as a :class:`CheckedClaim`. In Jupyter, Colab and on the site it is a
+box that wraps to the page's width (the mark and the statement, the measured values below them);
+its plain-text form, for consoles, nbval and the site build, is one line::
 
     ✔ Claim: attention holds its accuracy as length grows — acc_T32=0.973, drop=0.012
 
-and raises ``AssertionError`` with the same text (``✘`` instead of ``✔``) when it does not hold.
-The site build collects these lines from every chapter into the Claims appendix (``book/claims``),
-so the line's format is part of the contract: ``"✔ Claim: "`` + statement + ``" — "`` + values.
+A claim that does not hold raises ``AssertionError`` with the same line (``✘`` instead of ``✔``).
+The site build collects the lines from every chapter's outputs into the Claims appendix
+(``book/claims``), so the line's format is part of the contract: ``"✔ Claim: "`` + statement +
+``" — "`` + values.
 """
 
 from __future__ import annotations
 
+import html
 import math
+import sys
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import torch
 
@@ -45,10 +51,82 @@ def format_value(value: object) -> str:
 
 
 def claim_line(statement: str, holds: bool, measured: Mapping[str, object]) -> str:
-    """The one line :func:`claim` prints: mark, statement, measured values."""
-    values = ", ".join(f"{name}={format_value(value)}" for name, value in measured.items())
-    mark = HELD if holds else FAILED
-    return f"{mark} {PREFIX}{statement}" + (f"{SEPARATOR}{values}" if values else "")
+    """The one line :func:`claim` shows in plain text: mark, statement, measured values."""
+    return CheckedClaim.of(statement, holds, measured).line
+
+
+# Inline styles only (no stylesheet reaches Jupyter, Colab and the site alike). Colours are
+# translucent tints and the text inherits its colour, so the box reads on light and dark themes.
+_COLOURS = {HELD: "46, 160, 67", FAILED: "218, 54, 51"}
+_BOX_STYLE = (
+    "box-sizing: border-box; max-width: 100%; margin: 0.3em 0; padding: 0.45em 0.8em;"
+    " border: 1px solid rgba({rgb}, 0.45); border-left: 5px solid rgb({rgb}); border-radius: 4px;"
+    " background: rgba({rgb}, 0.08); color: inherit; font-family: inherit; line-height: 1.45;"
+    " white-space: normal; overflow-wrap: anywhere; word-break: normal;"
+)
+_MARK_STYLE = "color: rgb({rgb}); font-weight: bold; margin-right: 0.35em;"
+_VALUES_STYLE = "margin-top: 0.25em; font-family: monospace; font-size: 0.9em; opacity: 0.85;"
+_VALUE_STYLE = "display: inline-block; margin-right: 1.2em;"
+
+
+@dataclass(frozen=True)
+class CheckedClaim:
+    """A checked claim as :func:`claim` shows it: ``str()`` is its one line, ``_repr_html_`` its box.
+
+    ``values`` are the measured values, already formatted (``name -> text``), in the caller's order.
+    """
+
+    statement: str
+    holds: bool
+    values: tuple[tuple[str, str], ...] = ()
+
+    @classmethod
+    def of(cls, statement: str, holds: bool, measured: Mapping[str, object]) -> CheckedClaim:
+        return cls(statement, holds, tuple((name, format_value(value)) for name, value in measured.items()))
+
+    @property
+    def line(self) -> str:
+        """The plain-text form: ``"✔ Claim: statement — name=value, ..."`` (as :func:`claim_line`)."""
+        values = ", ".join(f"{name}={value}" for name, value in self.values)
+        mark = HELD if self.holds else FAILED
+        return f"{mark} {PREFIX}{self.statement}" + (f"{SEPARATOR}{values}" if values else "")
+
+    def __str__(self) -> str:
+        return self.line
+
+    def __repr__(self) -> str:  # IPython's text/plain: the same line as in a console
+        return self.line
+
+    def _repr_html_(self) -> str:
+        mark = HELD if self.holds else FAILED
+        rgb = _COLOURS[mark]
+        status = "held" if self.holds else "did not hold"
+        head = (
+            f'<div><span style="{_MARK_STYLE.format(rgb=rgb)}" title="the claim {status}">{mark}</span>'
+            f"<strong>{html.escape(PREFIX)}</strong>{html.escape(self.statement)}</div>"
+        )
+        values = ""
+        if self.values:
+            items = "".join(
+                f'<span style="{_VALUE_STYLE}">{html.escape(name)}={html.escape(value)}</span>'
+                for name, value in self.values
+            )
+            values = f'<div style="{_VALUES_STYLE}">{items}</div>'
+        return f'<div class="book-claim" style="{_BOX_STYLE.format(rgb=rgb)}">{head}{values}</div>'
+
+
+def _display(shown: CheckedClaim) -> bool:
+    """Show ``shown`` as rich output if an IPython kernel or shell is running; False if not.
+
+    IPython is only looked up, never imported: ``lib`` works without it (it is there in Jupyter and Colab).
+    """
+    ipython = sys.modules.get("IPython")
+    if ipython is None or ipython.get_ipython() is None:
+        return False
+    from IPython.display import display
+
+    display(shown)
+    return True
 
 
 def claim(statement: str, holds: bool, **measured: object) -> None:
@@ -57,6 +135,8 @@ def claim(statement: str, holds: bool, **measured: object) -> None:
     >>> claim("scaled scores have unit variance", abs(var - 1) < 0.1, var=var)
     ✔ Claim: scaled scores have unit variance — var=0.98
 
+    Under IPython (Jupyter, Colab, the site build) the claim is displayed as a :class:`CheckedClaim`,
+    a wrapped box with that line as its plain-text form; elsewhere the line is printed.
     ``holds`` is the check, written out in the cell where the reader sees it (with its margin);
     ``measured`` are the numbers it was decided on. Raises ``AssertionError`` with the same line
     if the claim does not hold, so a chapter that runs to its end is a chapter whose claims held.
@@ -77,7 +157,8 @@ def claim(statement: str, holds: bool, **measured: object) -> None:
             pass
     if not isinstance(holds, bool):
         raise TypeError(f"holds must be a bool (the outcome of the check), got {type(holds).__name__}")
-    line = claim_line(statement.strip(), holds, measured)
+    shown = CheckedClaim.of(statement.strip(), holds, measured)
     if not holds:
-        raise AssertionError(line)
-    print(line, flush=True)
+        raise AssertionError(shown.line)
+    if not _display(shown):
+        print(shown.line, flush=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import html
 import inspect
+import re
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
@@ -143,7 +144,7 @@ def show_source(
         excerpt, elided = _elide_checks(lines, begin, stop)
 
     return Source(
-        code=textwrap.dedent("".join(excerpt)).rstrip("\n"),
+        code=textwrap.dedent("".join(_without_pragmas(excerpt))).rstrip("\n"),
         name=_qualified_name(target),
         path=_display_path(file),
         first_line=first_line + begin,
@@ -154,6 +155,14 @@ def show_source(
 
 
 ELISION = "# … input checks elided (see the source)"
+
+# Comments addressed to tools, not to readers: the formatter's, the linter's, the type checker's.
+_PRAGMA = re.compile(r"\s*#\s*(fmt: skip|noqa\b[^#]*|type: ignore\S*)\s*$")
+
+
+def _without_pragmas(lines: list[str]) -> list[str]:
+    """The lines without a trailing tool pragma (``# fmt: skip``, ``# noqa: E731``, ``# type: ignore[...]``)."""
+    return [_PRAGMA.sub("", line.rstrip("\n")) + "\n" if _PRAGMA.search(line) else line for line in lines]
 
 
 def _is_check(node: ast.stmt) -> bool:

@@ -16,12 +16,11 @@ instead of storing it (FlashAttention's trick), so training also needs O(T·bloc
 
 from __future__ import annotations
 
-import math
-
 import torch
 from torch import Tensor
 
-from ._checks import check_qkv, expand_mask, positive_int
+from ..model.checks import check_int
+from .inputs import attention_scale, check_qkv, expand_mask
 
 NEG_INF = float("-inf")
 
@@ -44,7 +43,9 @@ def _scores(q: Tensor, k_tile: Tensor, scale: float, tile: Tensor | None) -> Ten
     return s if tile is None else s.masked_fill(~tile, NEG_INF)
 
 
-def _forward(q, k, v, mask, is_causal, scale, block_size):
+def online_softmax_attention(q, k, v, mask, is_causal, scale, block_size):
+    """One pass over the keys in tiles of ``block_size``, keeping a running max ``m``, normaliser ``l``
+    and output ``o`` per query (the online softmax): ``(out, logsumexp)``, never a ``T × T`` tensor."""
     T_q, T_k = q.size(-2), k.size(-2)
     shape = torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
     m = torch.full((*shape, T_q, 1), NEG_INF, dtype=q.dtype, device=q.device)  # running max
@@ -67,12 +68,12 @@ def _forward(q, k, v, mask, is_causal, scale, block_size):
     return out, lse
 
 
-class _BlockwiseAttention(torch.autograd.Function):
+class BlockwiseAttention(torch.autograd.Function):
     """Forward by the online softmax; backward by recomputing each tile (no ``T × T`` tensor kept)."""
 
     @staticmethod
     def forward(ctx, q, k, v, mask, is_causal, scale, block_size):
-        out, lse = _forward(q, k, v, mask, is_causal, scale, block_size)
+        out, lse = online_softmax_attention(q, k, v, mask, is_causal, scale, block_size)
         ctx.save_for_backward(q, k, v, out, lse, *(() if mask is None else (mask,)))
         ctx.options = (mask is not None, is_causal, scale, block_size)
         return out
@@ -127,7 +128,7 @@ def memory_efficient_attention(
     query row gives a zero output. Extra memory is O(T_q · block_size), not O(T_q · T_k).
     """
     check_qkv(q, k, v)
-    positive_int("block_size", block_size)
-    scale = 1.0 / math.sqrt(q.size(-1)) if scale is None else float(scale)
+    check_int("block_size", block_size, minimum=1)
+    scale = attention_scale(scale, q)
     mask = expand_mask(mask, q, k)
-    return _BlockwiseAttention.apply(q, k, v, mask, bool(is_causal), scale, block_size)
+    return BlockwiseAttention.apply(q, k, v, mask, bool(is_causal), scale, block_size)

@@ -7,7 +7,10 @@ vectors ``ω ~ N(0, I)``: ``exp(x·y) = E[φ(x)·φ(y)]`` with the *positive* fe
 .. math::
     \mathrm{softmax}(Q K^\top) V \approx \frac{\phi(Q)\,(\phi(K)^\top V)}{\phi(Q)\,(\phi(K)^\top \mathbf 1)}
 
-and the brackets make it O(T·m·d): no ``T × T`` matrix. The error falls as ``1/√m``.
+and the brackets make it O(T·m·d): no ``T × T`` matrix. The numerator and the denominator are
+each unbiased estimates (of ``exp(Q Kᵀ) V`` and of the softmax's normaliser ``exp(Q Kᵀ) 1``), but
+their ratio is not: it is a *consistent* estimate of ``softmax(Q Kᵀ) V``, with a bias of order
+``1/m`` and a spread of order ``1/√m``, both shrinking as ``m`` grows.
 
 **Linformer** (Wang et al., 2020). Project keys and values along the *sequence* from length ``T`` to
 ``k``: ``K' = E K``, ``V' = F V`` with ``E, F [k, T]``, then ``softmax(Q K'ᵀ/√d) V'`` is ``T × k``.
@@ -20,14 +23,17 @@ import math
 import torch
 from torch import Tensor, nn
 
-from ._checks import check_qkv, expand_mask, positive_int
+from ..model.checks import check_choice, check_int
+from .inputs import attention_scale, check_qkv, expand_mask, key_mask
 
 
 def orthogonal_features(
     n_features: int, d: int, seed: int = 0, device: torch.device | str | None = None, dtype: torch.dtype = torch.float32
 ) -> Tensor:
     """``Ω [n_features, d]``: Gaussian rows, orthogonal within each block of ``d`` (FAVOR+'s ORF)."""
-    positive_int("n_features", n_features)
+    check_int("n_features", n_features, minimum=1)
+    check_int("d", d, minimum=1)
+    check_int("seed", seed)
     generator = torch.Generator().manual_seed(seed)
     blocks = []
     for _ in range(math.ceil(n_features / d)):
@@ -59,27 +65,24 @@ def performer_attention(
     scale: float | None = None,
     mask: Tensor | None = None,
 ) -> Tensor:
-    r"""FAVOR+ attention (non-causal), linear in ``T``: an unbiased estimate of ``softmax(Q Kᵀ·scale) V``.
+    r"""FAVOR+ attention (non-causal), linear in ``T``: an estimate of ``softmax(Q Kᵀ·scale) V``.
 
-    ``q [B, H, T_q, d]``, ``k [B, H, T_k, d]``, ``v [B, H, T_k, d_v]`` → ``[B, H, T_q, d_v]``.
+    Its numerator ``φ(Q) (φ(K)ᵀ V)`` and denominator ``φ(Q) (φ(K)ᵀ 1)`` are unbiased; their ratio,
+    the output, is biased (by ``O(1/n_features)``) but consistent: its error falls as ``n_features``
+    grows. ``q [B, H, T_q, d]``, ``k [B, H, T_k, d]``, ``v [B, H, T_k, d_v]`` → ``[B, H, T_q, d_v]``.
     ``scale`` defaults to ``1/√d`` (split as ``√scale`` on ``q`` and on ``k``). ``mask`` may only
     mask keys (shape ``[.., 1, T_k]``, e.g. a padding mask): their features are set to zero.
-    ``seed`` fixes the random features; the error shrinks as ``n_features`` grows.
+    ``seed`` fixes the random features.
     """
     check_qkv(q, k, v)
-    positive_int("n_features", n_features)
-    scale = 1.0 / math.sqrt(q.size(-1)) if scale is None else float(scale)
-    mask = expand_mask(mask, q, k)
-    if mask is not None and mask.size(-2) != 1:
-        raise ValueError(
-            f"performer_attention takes only a key mask [.., 1, T_k] (e.g. padding); got "
-            f"a mask of shape {tuple(mask.shape)}: a query-dependent pattern has no linear form"
-        )
+    check_int("n_features", n_features, minimum=1)
+    scale = attention_scale(scale, q)
+    keep = key_mask(expand_mask(mask, q, k), k.size(-2), "performer_attention")  # [.., T_k, 1] or None
     omega = orthogonal_features(n_features, q.size(-1), seed, q.device, q.dtype)
     phi_q = positive_features(q * scale**0.5, omega, is_query=True)  # [.., T_q, m]
     phi_k = positive_features(k * scale**0.5, omega, is_query=False)  # [.., T_k, m]
-    if mask is not None:
-        phi_k = phi_k * mask.transpose(-2, -1)  # [.., T_k, 1]
+    if keep is not None:
+        phi_k = phi_k * keep
     kv = phi_k.transpose(-2, -1) @ v  # [.., m, d_v]: no T × T
     normaliser = phi_q @ phi_k.sum(dim=-2, keepdim=True).transpose(-2, -1)  # [.., T_q, 1]
     return (phi_q @ kv) / normaliser.clamp_min(torch.finfo(q.dtype).tiny)
@@ -89,28 +92,42 @@ class LinformerProjection(nn.Module):
     r"""Linformer's sequence projections ``E, F [k, max_len]``, used as an attention kernel.
 
     ``forward(q, k, v, mask=None, is_causal=False, scale=None) -> out`` computes
-    ``softmax(Q (E K)ᵀ · scale) (F V)`` with ``E, F`` cut to the first ``T_k`` columns.
-    They start as *pooling*: row ``r`` averages the ``r``-th of ``k`` equal segments of the sequence
-    (so at ``k = T`` this is exact attention); training then learns them (``init="random"``:
-    Gaussian entries of variance ``1/k``, the usual Linformer start). A key mask (``[.., 1, T_k]``)
-    zeros the masked keys and values before the projection; causal attention has no Linformer form.
+    ``softmax(Q (E K)ᵀ · scale) (F V)``. They start as *pooling*: row ``r`` averages the ``r``-th of
+    ``k`` equal segments of the sequence, so at ``k = T`` this is exact attention; training then
+    learns them (``init="random"``: Gaussian entries of variance ``1/k``, the usual Linformer start).
+
+    The ``max_len`` columns are *slots* that a sequence of ``T_k ≤ max_len`` keys fills evenly:
+    position ``j`` takes the slots ``s`` with ``⌊s·T_k/max_len⌋ = j`` and the sum of their weights
+    (:meth:`fit`), so the segments are segments of *this* sequence, whatever its length. (Cutting
+    ``E`` to its first ``T_k`` columns instead would leave the rows of the later segments empty:
+    zero keys that still take softmax mass.) A key mask (``[.., 1, T_k]``, e.g. padding) zeros the
+    masked keys and values before the projection, and a projected key made of masked keys only takes
+    no softmax mass. Causal attention has no Linformer form: ``E K`` mixes future keys into every
+    projected key.
     """
 
     def __init__(self, k: int, max_len: int, init: str = "pool"):
         super().__init__()
-        positive_int("k", k)
-        positive_int("max_len", max_len)
-        if init not in ("pool", "random"):
-            raise ValueError(f"init={init!r} is unknown; expected 'pool' or 'random'")
+        check_int("max_len", max_len, minimum=1)
+        check_int("k", k, minimum=1, maximum=max_len)  # more rows than positions: nothing to compress
+        check_choice("init", init, ("pool", "random"))
         self.k, self.max_len = k, max_len
         if init == "pool":
-            segment = torch.arange(max_len) * k // max_len  # which segment each position is in
+            segment = torch.arange(max_len) * k // max_len  # which segment each slot is in
             weight = (segment[None, :] == torch.arange(k)[:, None]).float()
-            weight = weight / weight.sum(dim=-1, keepdim=True).clamp_min(1)
+            weight = weight / weight.sum(dim=-1, keepdim=True)  # k <= max_len: no segment is empty
         else:
             weight = torch.randn(k, max_len) / math.sqrt(k)
         self.E = nn.Parameter(weight.clone())
         self.F = nn.Parameter(weight.clone())
+
+    def fit(self, weight: Tensor, T_k: int) -> Tensor:
+        """``weight [k, max_len]`` for a sequence of ``T_k`` keys: ``[k, T_k]``, the slots of each
+        position summed (position ``j`` holds slots ``s`` with ``⌊s·T_k/max_len⌋ = j``)."""
+        if T_k == self.max_len:
+            return weight
+        position = torch.arange(self.max_len, device=weight.device) * T_k // self.max_len
+        return weight.new_zeros(self.k, T_k).index_add(1, position, weight)
 
     def forward(
         self,
@@ -129,17 +146,13 @@ class LinformerProjection(nn.Module):
             )
         if T_k > self.max_len:
             raise ValueError(f"sequence of T_k={T_k} keys is longer than the Linformer's max_len={self.max_len}")
-        mask = expand_mask(mask, q, k)
-        if mask is not None:
-            if mask.size(-2) != 1:
-                raise ValueError(
-                    f"Linformer takes only a key mask [.., 1, T_k] (e.g. padding); got "
-                    f"a mask of shape {tuple(mask.shape)}"
-                )
-            keep = mask.transpose(-2, -1).to(k.dtype)  # [.., T_k, 1]
+        keep = key_mask(expand_mask(mask, q, k), T_k, "Linformer")  # [.., T_k, 1] or None
+        scale = attention_scale(scale, q)
+        E, F = self.fit(self.E, T_k), self.fit(self.F, T_k)  # [k, T_k]
+        if keep is not None:
             k, v = k * keep, v * keep
-        scale = 1.0 / math.sqrt(q.size(-1)) if scale is None else float(scale)
-        k_proj = self.E[:, :T_k] @ k  # [.., k, d]
-        v_proj = self.F[:, :T_k] @ v  # [.., k, d_v]
-        weights = ((q @ k_proj.transpose(-2, -1)) * scale).softmax(dim=-1)  # [.., T_q, k]
-        return weights @ v_proj
+        scores = (q @ (E @ k).transpose(-2, -1)) * scale  # [.., T_q, k]
+        if keep is not None:  # a projected key made of masked keys only is absent
+            absent = (E.abs() @ keep.to(E.dtype)) == 0  # [.., k, 1]
+            scores = scores.masked_fill(absent.transpose(-2, -1), torch.finfo(scores.dtype).min)
+        return scores.softmax(dim=-1) @ (F @ v)

@@ -3,7 +3,11 @@
 On a GPU, ``torch.cuda.max_memory_allocated`` reports the allocator's peak; a CPU has no such
 counter. :func:`peak_tensor_memory` counts instead: it watches every tensor PyTorch creates while
 ``fn`` runs (a ``TorchDispatchMode``), adds its storage's bytes when it is made and subtracts them when
-it is freed, and reports the highest total. Deterministic: the same computation, the same number.
+it is freed, and reports the highest total. Deterministic: the same computation, the same number, on
+every device. It is the one peak-memory meter of ``lib``: chapter 8 and the benchmarks
+(:mod:`lib.bench`, which re-exports it) both use it. What it cannot see is scratch memory that a
+single fused kernel allocates and frees inside itself (a kernel's working buffers): it counts the
+tensors a computation hands from one operation to the next.
 """
 
 from __future__ import annotations

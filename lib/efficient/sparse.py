@@ -12,19 +12,18 @@ band of scores each block of queries can see.
 
 from __future__ import annotations
 
-import math
-
 import torch
 from torch import Tensor
 
-from ._checks import check_qkv, expand_mask, positive_int
+from ..model.checks import check_int
 from .blockwise import memory_efficient_attention
+from .inputs import attention_scale, check_qkv, expand_mask
 
 
 def sliding_window_mask(T: int, window: int, device: torch.device | str | None = None) -> Tensor:
     """``[T, T]`` bool, ``True`` exactly where ``|i − j| ≤ window`` (``window=0``: only itself)."""
-    positive_int("T", T)
-    positive_int("window", window, minimum=0)
+    check_int("T", T, minimum=1)
+    check_int("window", window, minimum=0)
     i = torch.arange(T, device=device)
     return (i[:, None] - i[None, :]).abs() <= window
 
@@ -40,10 +39,9 @@ def bigbird_mask(
       already see) from a generator seeded with ``seed``: the same seed, the same pattern.
     """
     mask = sliding_window_mask(T, window)
-    positive_int("n_global", n_global, minimum=0)
-    positive_int("n_random", n_random, minimum=0)
-    if n_global > T:
-        raise ValueError(f"n_global={n_global} is larger than T={T}")
+    check_int("n_global", n_global, minimum=0, maximum=T)
+    check_int("n_random", n_random, minimum=0)
+    check_int("seed", seed)
     mask[:n_global, :] = True
     mask[:, :n_global] = True
     if n_random:
@@ -73,13 +71,13 @@ def sliding_window_attention(
     A ``mask`` (broadcasting to ``[B, H, T, T]``) is cut to the same band.
     """
     check_qkv(q, k, v)
-    positive_int("window", window, minimum=0)
-    positive_int("block_size", block_size)
+    check_int("window", window, minimum=0)
+    check_int("block_size", block_size, minimum=1)
     mask = expand_mask(mask, q, k)
     T = q.size(-2)
     if k.size(-2) != T:
         raise ValueError(f"sliding_window_attention is self-attention: T_q={T} but T_k={k.size(-2)}")
-    scale = 1.0 / math.sqrt(q.size(-1)) if scale is None else float(scale)
+    scale = attention_scale(scale, q)
     outs = []
     for s in range(0, T, block_size):
         e = min(s + block_size, T)

@@ -14,21 +14,17 @@ import inspect
 from collections.abc import Callable
 from functools import partial
 
-import torch
 from torch import Tensor, nn
 
+from ..heads import attention_layers
 from ..model.attention import MultiHeadAttention
+from ..model.checks import check_choice
 from .blockwise import memory_efficient_attention
 from .kernelized import LinformerProjection, performer_attention
 from .sparse import bigbird_mask, sliding_window_attention, sliding_window_mask
 
 Kernel = Callable[..., Tensor]
 VARIANTS = ("full", "memory_efficient", "sliding_window", "bigbird", "performer", "linformer")
-
-
-def _causal(T_q: int, T_k: int, device) -> Tensor:
-    """Queries are the last ``T_q`` of ``T_k`` positions (a KV cache holds the first ones)."""
-    return torch.ones(T_q, T_k, dtype=torch.bool, device=device).tril(T_k - T_q)
 
 
 def _with_pattern(pattern: Tensor, mask: Tensor | None, T_q: int) -> Tensor:
@@ -73,8 +69,7 @@ def make_kernel(name: str, **options) -> Kernel | None:
         "bigbird": bigbird_kernel,
         "performer": performer_kernel,
     }
-    if name not in VARIANTS:
-        raise ValueError(f"attention variant name={name!r} is unknown; expected one of {VARIANTS}")
+    check_choice("name", name, VARIANTS)
     if name == "full":
         if options:
             raise TypeError(f"'full' attention takes no options, got {sorted(options)}")
@@ -96,7 +91,7 @@ def use_attention(model: nn.Module, name: str, **options) -> nn.Module:
     the variant. Each layer gets its own kernel (a Linformer's ``E, F`` become its parameters, so
     create the optimizer *after* this call). Returns ``model``, changed in place.
     """
-    layers = [m for m in model.modules() if isinstance(m, MultiHeadAttention)]
+    layers = [m for m in attention_layers(model).values()]  # every MultiHeadAttention (lib.heads)
     if not layers:
         raise ValueError(f"model ({type(model).__name__}) contains no MultiHeadAttention")
     device = next(model.parameters()).device

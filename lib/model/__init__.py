@@ -1,17 +1,13 @@
-"""The Transformer itself, in one small package that imports only torch.
-
-Read it in this order: :mod:`~lib.model.masks`, :mod:`~lib.model.attention`,
-:mod:`~lib.model.positions`, :mod:`~lib.model.layers`, :mod:`~lib.model.transformer` (the
-encoder-decoder), :mod:`~lib.model.lm` (decoder-only), :mod:`~lib.model.generation` (greedy,
-sampling, beam search, with a key/value cache). :mod:`~lib.model.checks` validates inputs.
+"""The Transformer itself, in one small package that imports only torch. Read it in this order:
+masks, attention, positions, layers, embedding, transformer (encoder-decoder), lm (decoder-only),
+generation (greedy, sampling, beam search, key/value cache); checks validates inputs.
 """
 
-from .attention import KVCache, MultiHeadAttention, record_attention, scaled_dot_product_attention
-from .generation import beam_search, generate_tokens, greedy_decode
-from .layers import DecoderLayer, EncoderLayer, FeedForward, LayerCache
+from .attention import KVCache, MultiHeadAttention, RelativeMultiHeadAttention, scaled_dot_product_attention
+from .generation import beam_search, eval_mode, generate_tokens, greedy_decode
+from .layers import DecoderLayer, DecoderOnlyLayer, EncoderLayer, FeedForward, LayerCache
 from .lm import DecoderOnlyLM, LMConfig
 from .masks import causal_mask, padding_mask
-from .modes import eval_mode
 from .positions import (
     LearnedPositionalEmbedding,
     RelativePositionEmbedding,

@@ -1,9 +1,5 @@
-"""Input validation, in one place: a wrong type raises ``TypeError``, a wrong value ``ValueError``.
-
-Every message names the argument, what came and what was expected
-(``d_model=0 must be a positive int``; ``dropout must be a number, got 'high' (str)``).
-Booleans are not ints here, although Python says ``isinstance(True, int)``.
-"""
+"""Input validation, in one place: ``TypeError`` for a wrong type, ``ValueError`` for a wrong value, a
+message that names the argument, what came and what was expected. Booleans are not ints here."""
 
 from __future__ import annotations
 
@@ -34,11 +30,7 @@ def check_number(
     low_open: bool = False,
     high_open: bool = False,
 ) -> float:
-    """``value`` must be a real number (not a ``bool``) in the interval; returns it as ``float``.
-
-    ``low_open``/``high_open`` exclude the end points: ``check_number("dropout", p, 0, 1, high_open=True)``
-    accepts ``[0, 1)``.
-    """
+    """``value`` must be a real number (not a ``bool``) in the interval (ends excluded if ``*_open``)."""
     if not isinstance(value, (int, float)) or isinstance(value, bool):
         raise TypeError(f"{name} must be a number, got {value!r} ({type(value).__name__})")
     too_low = value <= low if low_open else value < low
@@ -51,8 +43,7 @@ def check_number(
 
 def check_choice(name: str, value: object, choices: Iterable[object]) -> object:
     """``value`` must be one of ``choices``; returns it."""
-    choices = list(choices)
-    if value not in choices:
+    if value not in (choices := list(choices)):
         raise ValueError(f"{name}={value!r} is unknown; expected one of {choices}")
     return value
 
@@ -65,12 +56,8 @@ def check_tensor(name: str, value: object) -> Tensor:
 
 
 def check_tokens(name: str, tokens: object, vocab_size: int, max_len: int | None = None, offset: int = 0) -> Tensor:
-    """Token ids must be a ``[B, T]`` integer tensor with ``T >= 1`` and ids in ``[0, vocab_size)``.
-
-    ``max_len`` (if given) bounds ``offset + T``: the capacity of learned absolute positions.
-    Reading the id range synchronises host and device, so models check once per call, at the
-    entry point; the decoding loops feed their own (valid) tokens through unchecked internals.
-    """
+    """Token ids: a ``[B, T]`` integer tensor, ``T >= 1``, ids in ``[0, vocab_size)``, and
+    ``offset + T <= max_len`` if given (the capacity of learned positions)."""
     if not isinstance(tokens, Tensor):
         raise TypeError(f"{name} must be a Tensor of token ids, got {type(tokens).__name__}")
     if tokens.dtype.is_floating_point or tokens.dtype.is_complex or tokens.dtype == torch.bool:
@@ -79,8 +66,7 @@ def check_tokens(name: str, tokens: object, vocab_size: int, max_len: int | None
         raise ValueError(f"{name} of shape {tuple(tokens.shape)} should be [B, T] with T >= 1")
     if max_len is not None and offset + tokens.size(1) > max_len:
         raise ValueError(f"{name} of length {offset + tokens.size(1)} is longer than max_len={max_len}")
-    if tokens.numel():
+    if tokens.numel() and not 0 <= int(tokens.min()) <= int(tokens.max()) < vocab_size:
         low, high = int(tokens.min()), int(tokens.max())
-        if low < 0 or high >= vocab_size:
-            raise ValueError(f"{name} holds token ids in [{low}, {high}], outside the vocabulary [0, {vocab_size})")
+        raise ValueError(f"{name} holds token ids in [{low}, {high}], outside the vocabulary [0, {vocab_size})")
     return tokens

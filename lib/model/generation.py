@@ -1,182 +1,142 @@
-"""Decoding: greedy search, sampling and beam search, with or without a key/value cache.
+r"""Generation: greedy search, sampling and beam search, with or without a key/value cache.
 
-Works for both models:
+One loop for every model with the stepping interface (``Transformer``, ``DecoderOnlyLM``, ``Seq2SeqRNN``):
+``starts_from_bos`` (start from ``<bos>``, left out of the result; else from ``src``, a prompt that
+stays); ``generation_context(src)``, a tuple of batch-first tensors every step attends to;
+``new_cache()``, per-layer caches with ``reorder(index)`` or ``None``; ``next_logits(tokens, context,
+cache) -> [B, V]``, given the whole prefix, or with a cache only the tokens it has not seen.
 
-- :class:`~lib.model.transformer.Transformer`: ``src [B, S]`` is encoded once and decoding starts
-  from ``<bos>``; the result is the generated target without ``<bos>``.
-- :class:`~lib.model.lm.DecoderOnlyLM`: ``src`` is the prompt; the result is the prompt plus its
-  continuation.
-
-With ``use_cache=True`` each step feeds only the newest token and reuses the keys and values of
-the earlier ones (``KVCache``); without it each step recomputes the whole prefix.  Both give the
-same tokens; the cache makes a step O(T) instead of O(T²).
+A cache makes a step O(T) instead of O(T²), with the same tokens. A row stops at ``eos_id`` (kept)
+and is padded with ``pad_id`` after it; ``eos_id=None`` (the default) never stops.
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import torch
 from torch import Tensor, nn
 
 from .checks import check_int, check_number
-from .masks import padding_mask
-from .transformer import Transformer
 
 
-class _Stepper:
-    """Gives the next-token logits ``[N, V]`` for a batch of prefixes ``[N, t]``."""
+@contextmanager
+def eval_mode(model: nn.Module) -> Iterator[nn.Module]:
+    """``model.eval()`` inside the ``with`` block; its previous mode comes back on exit, even on error."""
+    was_training = model.training
+    model.eval()
+    try:
+        yield model
+    finally:
+        model.train(was_training)
 
-    def __init__(self, model: nn.Module, src: Tensor, use_cache: bool, repeat: int = 1):
-        self.model, self.use_cache = model, use_cache
-        self.is_seq2seq = isinstance(model, Transformer)
-        if self.is_seq2seq:
-            model.check_tokens("src", src, model.config.src_vocab_size)  # once, not per step
-            mask = padding_mask(src, model.config.pad_id)
-            memory = model._encode(src, mask)
-            self.memory = memory.repeat_interleave(repeat, dim=0)
-            self.memory_mask = mask.repeat_interleave(repeat, dim=0)
-        else:
-            model.check_tokens("prompt", src, model.config.vocab_size, offset=0)
+
+class _Decoding:
+    """One decoding run: the tokens so far, the context, the cache."""
+
+    def __init__(self, model: nn.Module, src: Tensor, bos_id: int, use_cache: bool, repeat: int = 1):
+        self.model = model
+        self.context = tuple(t.repeat_interleave(repeat, dim=0) for t in model.generation_context(src))
+        start = torch.full((src.size(0), 1), bos_id, dtype=torch.long, device=src.device)
+        self.tokens = (start if model.starts_from_bos else src).repeat_interleave(repeat, dim=0)
+        self.start = self.tokens.size(1)
         self.cache = model.new_cache() if use_cache else None
+        self.fed = 0  # how many tokens the cache has seen
 
-    def __call__(self, tokens: Tensor) -> Tensor:
-        # The tokens are the checked input plus argmax/sampled ids: the models' unchecked internals
-        # take them (a range check would synchronise host and device at every step).
-        new = tokens if self.cache is None else tokens[:, len(self.cache[0]) :]
-        if self.is_seq2seq:
-            logits = self.model._decode(new, self.memory, None, self.memory_mask, self.cache)
-        else:
-            logits = self.model._forward(new, self.cache)
-        return logits[:, -1]
+    def next_logits(self) -> Tensor:
+        new = self.tokens[:, self.fed :] if self.cache is not None else self.tokens
+        self.fed = self.tokens.size(1) if self.cache is not None else 0
+        return self.model.next_logits(new, self.context, self.cache)
 
-    def reorder(self, index: Tensor) -> None:
-        """Keep rows ``index`` of the cache and the memory (beam search)."""
-        for kv in self.cache or []:
-            kv.reorder(index)
-        if self.is_seq2seq:
-            self.memory, self.memory_mask = self.memory[index], self.memory_mask[index]
+    def append(self, next_token: Tensor, index: Tensor | None = None) -> None:
+        """Append ``next_token [N]``, after keeping rows ``index`` (beam search) of everything."""
+        if index is not None:
+            self.tokens, self.context = self.tokens[index], tuple(t[index] for t in self.context)
+            for layer_cache in self.cache or []:
+                layer_cache.reorder(index)
+        self.tokens = torch.cat([self.tokens, next_token[:, None]], dim=1)
 
-
-def _start(model: nn.Module, src: Tensor, bos_id: int) -> Tensor:
-    if isinstance(model, Transformer):
-        return torch.full((src.size(0), 1), bos_id, dtype=torch.long, device=src.device)
-    return src
-
-
-def _finish(model: nn.Module, tokens: Tensor, start: int, eos_id: int | None) -> Tensor:
-    """Drop ``<bos>`` (seq2seq) and pad every row after its first ``eos_id``."""
-    new = tokens[:, start:]
-    if eos_id is not None:
-        is_eos = (new == eos_id).long()
-        after_eos = is_eos.cumsum(dim=1) - is_eos > 0
-        new = new.masked_fill(after_eos, model.config.pad_id)
-    prefix = tokens[:, 1:start] if isinstance(model, Transformer) else tokens[:, :start]
-    return torch.cat([prefix, new], dim=1)
+    def result(self, tokens: Tensor, eos_id: int | None) -> Tensor:
+        """Pad every row after its first ``eos_id``; drop ``<bos>``, keep a prompt."""
+        new = tokens[:, self.start :]
+        if eos_id is not None:
+            is_eos = (new == eos_id).long()
+            new = new.masked_fill(is_eos.cumsum(dim=1) - is_eos > 0, self.model.config.pad_id)
+        return new if self.model.starts_from_bos else torch.cat([tokens[:, : self.start], new], dim=1)
 
 
 @torch.no_grad()
-def generate_tokens(
-    model: nn.Module,
-    src: Tensor,
-    max_new_tokens: int,
-    temperature: float = 0.0,
-    top_k: int | None = None,
-    bos_id: int = 1,
-    eos_id: int | None = 2,
-    use_cache: bool = True,
-) -> Tensor:
-    """Greedy decoding (``temperature=0``) or sampling, one token at a time.
-
-    Returns the new tokens ``[B, ≤ max_new_tokens]`` for a ``Transformer`` and prompt +
-    continuation for a ``DecoderOnlyLM``.  A row stops at ``eos_id`` (kept) and is padded after it.
-    """
+def generate_tokens(model: nn.Module, src: Tensor, max_new_tokens: int, temperature: float = 0.0,
+                    top_k: int | None = None, bos_id: int = 1, eos_id: int | None = None,
+                    use_cache: bool = True) -> Tensor:  # fmt: skip
+    """Greedy decoding (``temperature=0``) or sampling from ``softmax(logits / temperature)`` (among the
+    ``top_k`` most likely tokens, if given). Returns ``[B, ≤ max_new_tokens]`` new tokens, after the
+    prompt if the model starts from one."""
     check_int("max_new_tokens", max_new_tokens, minimum=1)
     check_number("temperature", temperature, 0.0)
     if top_k is not None:
         check_int("top_k", top_k, minimum=1)
-    was_training = model.training
-    model.eval()
-    step = _Stepper(model, src, use_cache)
-    tokens = _start(model, src, bos_id)
-    start = tokens.size(1)
-    done = torch.zeros(tokens.size(0), dtype=torch.bool, device=tokens.device)
-    for _ in range(max_new_tokens):
-        logits = step(tokens)
-        if temperature == 0:
-            next_token = logits.argmax(dim=-1)
-        else:
-            logits = logits / temperature
-            if top_k is not None:
-                kth = logits.topk(min(top_k, logits.size(-1)), dim=-1).values[:, -1:]
-                logits = logits.masked_fill(logits < kth, float("-inf"))
-            next_token = torch.multinomial(logits.softmax(dim=-1), 1).squeeze(1)
-        tokens = torch.cat([tokens, next_token[:, None]], dim=1)
-        if eos_id is not None:
-            done |= next_token == eos_id
-            if bool(done.all()):
-                break
-    model.train(was_training)
-    return _finish(model, tokens, start, eos_id)
+    with eval_mode(model):
+        run = _Decoding(model, src, bos_id, use_cache)
+        done = torch.zeros(src.size(0), dtype=torch.bool, device=src.device)
+        for _ in range(max_new_tokens):
+            logits = run.next_logits()
+            if temperature == 0:
+                next_token = logits.argmax(dim=-1)
+            else:
+                logits = logits / temperature
+                if top_k is not None:
+                    kth = logits.topk(min(top_k, logits.size(-1)), dim=-1).values[:, -1:]
+                    logits = logits.masked_fill(logits < kth, float("-inf"))
+                next_token = torch.multinomial(logits.softmax(dim=-1), 1).squeeze(1)
+            run.append(next_token)
+            if eos_id is not None:
+                done |= next_token == eos_id
+                if bool(done.all()):
+                    break
+        return run.result(run.tokens, eos_id)
 
 
-def greedy_decode(
-    model: nn.Module, src: Tensor, max_new_tokens: int, bos_id: int = 1, eos_id: int | None = 2, use_cache: bool = True
-) -> Tensor:
-    """Pick the most likely token at every step, ``y_t = argmax_w p(w | y_<t, x)``, for at most
-    ``max_new_tokens`` steps.  Output as :func:`generate_tokens`."""
-    return generate_tokens(model, src, max_new_tokens, 0.0, None, bos_id, eos_id, use_cache)
+def greedy_decode(model: nn.Module, src: Tensor, max_new_tokens: int, **kwargs) -> Tensor:
+    """``y_t = argmax_w p(w | y_<t, x)`` at every step: :func:`generate_tokens` at ``temperature=0``
+    (``bos_id``, ``eos_id``, ``use_cache`` as there)."""
+    return generate_tokens(model, src, max_new_tokens, 0.0, None, **kwargs)
 
 
 @torch.no_grad()
-def beam_search(
-    model: nn.Module,
-    src: Tensor,
-    max_new_tokens: int,
-    beam_size: int = 4,
-    length_penalty: float = 0.6,
-    bos_id: int = 1,
-    eos_id: int | None = 2,
-    use_cache: bool = True,
-) -> Tensor:
-    r"""Keep the ``beam_size`` most likely prefixes at every step (at most ``max_new_tokens`` steps);
-    return the best per row.
-
-    Hypotheses are ranked by :math:`\log p(y \mid x) / lp(y)` with the length penalty of
-    Wu et al. (2016), :math:`lp(y) = ((5 + |y|) / 6)^\alpha` (the paper uses beam 4, α = 0.6).
-    With ``beam_size=1`` this is greedy decoding.  Output as :func:`greedy_decode`.
+def beam_search(model: nn.Module, src: Tensor, max_new_tokens: int, beam_size: int = 4, length_penalty: float = 0.6,
+                bos_id: int = 1, eos_id: int | None = None, use_cache: bool = True) -> Tensor:  # fmt: skip
+    r"""Keep the ``beam_size`` most likely prefixes at every step; return the best per row (as
+    :func:`generate_tokens`). Ranked by :math:`\log p(y \mid x) / lp(y)`, with Wu et al.'s (2016)
+    length penalty :math:`lp(y) = ((5 + |y|) / 6)^\alpha` (the paper: beam 4, α = 0.6). One beam is greedy.
     """
     check_int("max_new_tokens", max_new_tokens, minimum=1)
     check_int("beam_size", beam_size, minimum=1)
     check_number("length_penalty", length_penalty, 0.0)
-    was_training = model.training
-    model.eval()
     B, K = src.size(0), beam_size
-    step = _Stepper(model, src, use_cache, repeat=K)
-    tokens = _start(model, src, bos_id).repeat_interleave(K, dim=0)  # [B*K, t]
-    start = tokens.size(1)
-    scores = torch.full((B, K), float("-inf"), device=tokens.device)
-    scores[:, 0] = 0.0  # all beams start equal: keep one
-    lengths = torch.zeros(B * K, device=tokens.device)
-    done = torch.zeros(B * K, dtype=torch.bool, device=tokens.device)
-    for _ in range(max_new_tokens):
-        logp = step(tokens).log_softmax(dim=-1)  # [B*K, V]
-        V = logp.size(-1)
-        if eos_id is not None:  # a finished hypothesis only repeats <eos>, free
-            only_eos = torch.full_like(logp[:1], float("-inf"))
-            only_eos[0, eos_id] = 0.0
-            logp = torch.where(done[:, None], only_eos, logp)  # (no boolean indexing: no sync)
-        candidates = (scores.view(B * K, 1) + logp).view(B, K * V)
-        scores, flat = candidates.topk(K, dim=-1)  # [B, K]
-        beam = flat // V + torch.arange(B, device=flat.device)[:, None] * K
-        beam, next_token = beam.view(-1), (flat % V).view(-1)
-        tokens = torch.cat([tokens[beam], next_token[:, None]], dim=1)
-        done, lengths = done[beam], lengths[beam] + (~done[beam]).float()
-        step.reorder(beam)
-        if eos_id is not None:
-            done = done | (next_token == eos_id)
-            if bool(done.all()):
-                break
-    model.train(was_training)
-    penalty = ((5.0 + lengths) / 6.0) ** length_penalty
-    best = (scores.view(-1) / penalty).view(B, K).argmax(dim=-1)
-    rows = best + torch.arange(B, device=best.device) * K
-    return _finish(model, tokens[rows], start, eos_id)
+    with eval_mode(model):
+        run = _Decoding(model, src, bos_id, use_cache, repeat=K)  # [B*K, t]
+        scores = torch.full((B, K), float("-inf"), device=src.device)
+        scores[:, 0] = 0.0  # all beams start equal: keep one
+        lengths = torch.zeros(B * K, device=src.device)
+        done = torch.zeros(B * K, dtype=torch.bool, device=src.device)
+        for _ in range(max_new_tokens):
+            logp = run.next_logits().log_softmax(dim=-1)  # [B*K, V]
+            V = logp.size(-1)
+            if eos_id is not None:  # a finished hypothesis only repeats <eos>, free
+                only_eos = torch.full_like(logp[:1], float("-inf"))
+                only_eos[0, eos_id] = 0.0
+                logp = torch.where(done[:, None], only_eos, logp)
+            scores, flat = (scores.view(B * K, 1) + logp).view(B, K * V).topk(K, dim=-1)  # [B, K]
+            beam = (flat // V + torch.arange(B, device=flat.device)[:, None] * K).view(-1)
+            next_token = (flat % V).view(-1)
+            run.append(next_token, beam)
+            done, lengths = done[beam], lengths[beam] + (~done[beam]).float()
+            if eos_id is not None:
+                done = done | (next_token == eos_id)
+                if bool(done.all()):
+                    break
+        penalty = ((5.0 + lengths) / 6.0) ** length_penalty
+        best = (scores.view(-1) / penalty).view(B, K).argmax(dim=-1) + torch.arange(B, device=src.device) * K
+        return run.result(run.tokens[best], eos_id)

@@ -1,4 +1,8 @@
-"""Training the model: toy tasks and their batches, the training loop, learning-rate schedules."""
+"""Training the model: toy tasks and their batches, the training loop, learning-rate schedules.
+
+The same loop runs data-parallel under ``torchrun`` (:mod:`lib.training.distributed`), saves and resumes
+runs (:mod:`lib.training.checkpoint`), and has a command line (``python -m lib.training.launch``).
+"""
 
 from .batching import Batch, LMBatch, Seq2SeqDataset, Vocab, collate, to_lm_batch
 from .data import TaskStream, centered_xor_batch, make_task

@@ -25,6 +25,7 @@ import math
 import torch
 from torch import Tensor, nn
 
+from ..model import eval_mode
 from ..model.checks import check_int, check_tensor
 from ..model.layers import EncoderLayer
 from .data import LMBatch
@@ -161,10 +162,8 @@ def neighbour_accuracy(model: nn.Module, batch: LMBatch) -> dict[str, float]:
         raise TypeError(f"batch must be an LMBatch from linked_list_batch, got {type(batch).__name__}")
     device = next(model.parameters()).device
     batch = batch.to(device)
-    was_training = model.training
-    model.eval()
-    logits = model(batch.input)
-    model.train(was_training)
+    with eval_mode(model):
+        logits = model(batch.input)
     n = math.isqrt(logits.size(-1))
     if n * n != logits.size(-1):
         raise ValueError(f"the model's logits have {logits.size(-1)} classes; expected n_colours²")
@@ -187,18 +186,15 @@ def neighbour_attention(model: nn.Module, batch: LMBatch) -> dict[str, Tensor]:
     would predict. 1 means the head looks only there; a head that ignored both would score about
     ``1 / n_items``.
     """
-    from ..model.attention import record_attention
+    from ..heads import record_attention
 
     if not isinstance(batch, LMBatch):
         raise TypeError(f"batch must be an LMBatch from linked_list_batch, got {type(batch).__name__}")
     device = next(model.parameters()).device
     batch = batch.to(device)
     nxt, prv = linked_list_neighbours(batch.input)  # [B, T] each
-    was_training = model.training
-    model.eval()
-    with record_attention(model) as maps:
+    with eval_mode(model), record_attention(model) as maps:
         model(batch.input)
-    model.train(was_training)
     result = {}
     for name, w in maps.items():  # w [B, H, T, T]
         on_next = w.gather(-1, nxt[:, None, :, None].expand(-1, w.size(1), -1, 1)).mean(dim=(0, 2, 3))

@@ -11,8 +11,6 @@ import time
 import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from itertools import count
-from typing import Union
 
 import torch
 import torch.nn.functional as F
@@ -21,8 +19,11 @@ from torch.optim.lr_scheduler import LRScheduler
 from tqdm.auto import tqdm
 from tqdm.std import tqdm as _text_tqdm
 
+from ..model import eval_mode
 from ..model.checks import check_int, check_number
+from . import distributed
 from .batching import Batch, LMBatch, Seq2SeqDataset, to_lm_batch
+from .checkpoint import load_checkpoint, save_checkpoint
 from .data import TaskStream
 from .schedules import make_schedule
 
@@ -119,22 +120,20 @@ def evaluate(
     elif isinstance(data, (Batch, LMBatch)):
         data = [data]
     device = _model_device(model)
-    was_training = model.training
-    model.eval()
     loss = correct = tokens = exact = sequences = 0.0
-    for batch in data:
-        batch = batch.to(device)
-        if lm and isinstance(batch, Batch):
-            batch = to_lm_batch(batch)
-        logits, target = _logits_and_targets(model, batch)
-        keep = target != batch.pad_id
-        right = logits.argmax(dim=-1) == target
-        loss += _cross_entropy(logits.float(), target, batch.pad_id, reduction="sum").item()
-        correct += (right & keep).sum().item()
-        tokens += keep.sum().item()
-        exact += (right | ~keep).all(dim=1).sum().item()
-        sequences += target.shape[0]
-    model.train(was_training)
+    with eval_mode(model):
+        for batch in data:
+            batch = batch.to(device)
+            if lm and isinstance(batch, Batch):
+                batch = to_lm_batch(batch)
+            logits, target = _logits_and_targets(model, batch)
+            keep = target != batch.pad_id
+            right = logits.argmax(dim=-1) == target
+            loss += _cross_entropy(logits.float(), target, batch.pad_id, reduction="sum").item()
+            correct += (right & keep).sum().item()
+            tokens += keep.sum().item()
+            exact += (right | ~keep).all(dim=1).sum().item()
+            sequences += target.shape[0]
     if tokens == 0:
         raise ValueError("data held no target tokens to evaluate on")
     return {"loss": loss / tokens, "token_accuracy": correct / tokens, "exact_match": exact / sequences}
@@ -165,7 +164,7 @@ class History:
         return f"History({len(self.step)} steps{last}, {len(self.evals)} evals, {self.seconds:.1f} s)"
 
 
-Data = Union[Seq2SeqDataset, Iterable[Union[Batch, LMBatch]], Callable[[int], Union[Batch, LMBatch]]]
+Data = Seq2SeqDataset | Iterable[Batch | LMBatch] | Callable[[int], Batch | LMBatch]
 
 
 def train(
@@ -186,14 +185,19 @@ def train(
     device: torch.device | str | None = None,
     progress: bool = True,
     desc: str | None = None,
+    checkpoint: str | os.PathLike | None = None,
+    checkpoint_every: int | None = None,
 ) -> History:
     """Train ``model`` for ``steps`` optimizer steps and return the :class:`History`.
 
     data
-        a :class:`~lib.training.data.Seq2SeqDataset` (reshuffled every epoch, ``batch_size`` examples a step),
-        an iterable of batches (started again when it ends, e.g. a list; an endless
-        :class:`~lib.training.data.TaskStream` draws fresh examples every step), a function
-        ``step -> batch``, or a single batch (to check that the model can overfit it).
+        a :class:`~lib.training.data.Seq2SeqDataset` (``batch_size`` examples a step, reshuffled every
+        epoch: epoch ``e`` is ``torch.randperm`` seeded with ``s + e``, where ``s`` is the seed given
+        to torch, e.g. by :func:`~lib.training.device.seed_everything`, read with
+        ``torch.initial_seed()`` so no random number is drawn), an iterable of batches (started again
+        when it ends, e.g. a list; an endless :class:`~lib.training.data.TaskStream` draws fresh
+        examples every step), a function ``step -> batch``, or a single batch (to check that the
+        model can overfit it).
     loss_fn
         ``loss_fn(model, batch) -> scalar``; :func:`seq2seq_loss` (default) or :func:`lm_loss`.
         It also receives ``label_smoothing=`` when that is not 0.
@@ -210,6 +214,12 @@ def train(
         ``eval_fn(model) -> dict of metrics``, e.g. ``lambda m: evaluate(m, test_set)``; run
         every ``eval_every`` steps (default: 10 times per run) and after the last step, in
         ``eval()`` mode.
+    checkpoint
+        a file path: if it exists, training resumes from it (model, optimizer, scheduler, random
+        state and step; the data source is replayed up to that step, so the next losses are those of
+        an uninterrupted run, and the history holds the steps after it); the state is saved there
+        every ``checkpoint_every`` steps (default: 10 times per run) and after the last step
+        (:mod:`lib.training.checkpoint`).
 
     Batches are moved to the model's device (or to ``device``, where the model is moved first).
     The model is in ``train()`` mode while training (``eval()`` mode while ``eval_fn`` runs) and
@@ -219,9 +229,21 @@ def train(
     notebook) there is no live bar, and the bar is printed once, in its final state, on stdout:
     one line per run. If the loss becomes NaN or infinite, training stops with a warning and the
     history so far is returned.
+
+    **Under torchrun** (an initialised ``torch.distributed`` process group, see
+    :mod:`lib.training.distributed`) the same call trains data-parallel: ``batch_size`` (and a
+    ``TaskStream``'s batch size) is the *global* batch, of which each of the N ranks trains on
+    ``1/N``; the model is wrapped in ``DistributedDataParallel`` for the steps (``loss_fn`` must call
+    the model, ``model(...)``, not its submodules); the recorded loss is the mean over the ranks;
+    rank 0 alone evaluates, shows progress and writes the checkpoint; every rank returns rank 0's
+    history.
     """
     check_int("steps", steps, minimum=1)
     eval_every = max(1, steps // 10) if eval_every is None else check_int("eval_every", eval_every, minimum=1)
+    if checkpoint_every is None:
+        checkpoint_every = max(1, steps // 10)
+    else:
+        check_int("checkpoint_every", checkpoint_every, minimum=1)
     if clip_grad_norm is not None:
         check_number("clip_grad_norm", clip_grad_norm, 0.0, low_open=True)
     if device is not None:
@@ -239,6 +261,13 @@ def train(
         scheduler = make_schedule(optimizer, schedule, warmup_steps=warmup_steps, total_steps=steps)
     loss_kw = {"label_smoothing": label_smoothing} if label_smoothing else {}
     max_norm = clip_grad_norm if clip_grad_norm is not None else math.inf
+    first = 1
+    if checkpoint is not None and os.path.exists(checkpoint):
+        first = load_checkpoint(checkpoint, model=model, optimizer=optimizer, scheduler=scheduler) + 1
+        for step in range(1, min(first, steps + 1)):
+            next_batch(step)  # replay the data source up to where the run stopped
+    main = distributed.rank() == 0  # the process that evaluates, shows progress and writes
+    wrapped = distributed.wrap(model)  # DistributedDataParallel under torchrun, else model itself
 
     history = History()
     postfix: dict[str, str] = {}
@@ -246,58 +275,63 @@ def train(
     was_training = model.training
     model.train()
     final_bar_only = progress and _tqdm_disabled_by_environment()
-    with tqdm(
-        total=steps,
-        desc=desc or "train",
-        disable=not progress or final_bar_only,
-        leave=True,
-        mininterval=0.5,
-        dynamic_ncols=True,
-    ) as bar:
-        for step in range(1, steps + 1):
-            batch = next_batch(step).to(device)
-            loss = loss_fn(model, batch, **loss_kw)
-            if not torch.isfinite(loss):
-                warnings.warn(f"training diverged at step {step} (loss = {loss.item()}); stopping", stacklevel=2)
-                break
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            grad_norm = torch.nn.utils.clip_grad_norm_(params, max_norm)
-            history.lr.append(optimizer.param_groups[0]["lr"])  # the lr this step used
-            optimizer.step()
-            scheduler.step()
+    try:
+        with tqdm(
+            total=steps,
+            initial=first - 1,
+            desc=desc or "train",
+            disable=not progress or final_bar_only or not main,
+            leave=True,
+            mininterval=0.5,
+            dynamic_ncols=True,
+        ) as bar:
+            for step in range(first, steps + 1):
+                batch = next_batch(step).to(device)
+                loss = loss_fn(wrapped, batch, **loss_kw)
+                logged = distributed.mean_over_ranks(loss)  # loss.detach() in one process
+                if not torch.isfinite(logged):
+                    warnings.warn(f"training diverged at step {step} (loss = {logged.item()}); stopping", stacklevel=2)
+                    break
+                optimizer.zero_grad(set_to_none=True)
+                loss.backward()  # under DDP the gradients are averaged over the ranks here
+                grad_norm = torch.nn.utils.clip_grad_norm_(params, max_norm)
+                history.lr.append(optimizer.param_groups[0]["lr"])  # the lr this step used
+                optimizer.step()
+                scheduler.step()
 
-            history.step.append(step)
-            history.loss.append(loss.item())
-            history.grad_norm.append(grad_norm.item())
-            postfix["loss"] = f"{history.loss[-1]:.4f}"
-            if eval_fn is not None and (step % eval_every == 0 or step == steps):
-                model.eval()
-                metrics = dict(eval_fn(model))
-                model.train()
-                history.evals.append({"step": step, **metrics})
-                postfix.update(
-                    {
-                        ("eval_loss" if k == "loss" else k): f"{v:.3f}"
-                        for k, v in metrics.items()
-                        if isinstance(v, (int, float))
-                    }
-                )
-            bar.set_postfix(postfix, refresh=False)
-            bar.update(1)
+                history.step.append(step)
+                history.loss.append(logged.item())
+                history.grad_norm.append(grad_norm.item())
+                postfix["loss"] = f"{history.loss[-1]:.4f}"
+                if main and eval_fn is not None and (step % eval_every == 0 or step == steps):
+                    with eval_mode(model):
+                        metrics = dict(eval_fn(model))
+                    history.evals.append({"step": step, **metrics})
+                    postfix.update(
+                        {
+                            ("eval_loss" if k == "loss" else k): f"{v:.3f}"
+                            for k, v in metrics.items()
+                            if isinstance(v, (int, float))
+                        }
+                    )
+                if checkpoint is not None and (step % checkpoint_every == 0 or step == steps):
+                    save_checkpoint(checkpoint, model=model, optimizer=optimizer, scheduler=scheduler, step=step)
+                bar.set_postfix(postfix, refresh=False)
+                bar.update(1)
+    finally:
+        model.train(was_training)
     history.seconds = time.perf_counter() - start
-    if final_bar_only:
+    if final_bar_only and main:
         print(
             _text_tqdm.format_meter(
-                len(history.step),
+                first - 1 + len(history.step),
                 steps,
                 history.seconds,
                 prefix=desc or "train",
                 postfix=", ".join(f"{k}={v}" for k, v in postfix.items()) or None,
             )
         )
-    model.train(was_training)
-    return history
+    return distributed.broadcast(history)  # rank 0's history on every rank
 
 
 def _tqdm_disabled_by_environment() -> bool:
@@ -313,15 +347,22 @@ def _model_device(model: nn.Module) -> torch.device:
 
 
 def _batch_source(data: Data, batch_size: int) -> Callable[[int], Batch | LMBatch]:
-    """Turn any accepted form of ``data`` into a function ``step -> batch``."""
+    """Turn any accepted form of ``data`` into a function ``step -> batch``: this rank's share of the batch.
+
+    In one process (no ``torch.distributed`` group) the share is the whole batch; under torchrun
+    see :mod:`lib.training.distributed`.
+    """
     if isinstance(data, Seq2SeqDataset):
         check_int("batch_size", batch_size, minimum=1)
-        epochs = (batch for epoch in count() for batch in data.batches(batch_size, seed=epoch))
-        return lambda step: next(epochs)
+        batches = distributed.dataset_batches(data, batch_size, seed=distributed.shuffle_seed())
+        return lambda step: next(batches)
+    if isinstance(data, TaskStream):
+        stream = distributed.rank_stream(data)  # the stream itself in one process
+        return lambda step: next(stream)
     if isinstance(data, (Batch, LMBatch)):
-        return lambda step: data  # one fixed batch: handy to check that a model can overfit
+        return lambda step: distributed.shard(data)  # one fixed batch: handy to check that a model can overfit
     if callable(data):
-        return data
+        return lambda step: distributed.shard(data(step))
     if not isinstance(data, Iterable):
         raise TypeError(
             f"data must be a Seq2SeqDataset, an iterable of batches or a function step -> batch, "
@@ -332,11 +373,11 @@ def _batch_source(data: Data, batch_size: int) -> Callable[[int], Batch | LMBatc
     def next_batch(step: int) -> Batch | LMBatch:
         nonlocal iterator
         try:
-            return next(iterator)
+            return distributed.shard(next(iterator))
         except StopIteration:
             iterator = iter(data)  # start the iterable again
             try:
-                return next(iterator)
+                return distributed.shard(next(iterator))
             except StopIteration:
                 raise ValueError(
                     f"data ran out at step {step}: a one-shot iterator cannot be restarted; pass a list "

@@ -36,10 +36,8 @@ def test_schematic_is_a_figure_labelled_with_the_config_shapes() -> None:
         assert panel in text
 
 
-def test_schematic_accepts_a_model() -> None:
-    model = lib.Transformer(
-        lib.TransformerConfig(11, 11, d_model=16, n_heads=2, n_encoder_layers=1, n_decoder_layers=1, d_ff=32)
-    )
+def test_schematic_accepts_a_model(tiny_transformer_config) -> None:
+    model = lib.Transformer(tiny_transformer_config())
     assert "d=16" in _texts(position_schematic(model))
 
 
@@ -49,8 +47,7 @@ def test_schematic_rejects_what_is_not_a_config(bad) -> None:
         position_schematic(bad)
 
 
-@pytest.mark.parametrize("seq_len", [0, -2, 2.5, True])
-def test_schematic_rejects_a_bad_length(seq_len) -> None:
-    config = lib.TransformerConfig(11, 11, d_model=16, n_heads=2)
-    with pytest.raises(ValueError, match="seq_len"):
-        position_schematic(config, seq_len=seq_len)
+@pytest.mark.parametrize("seq_len, error", [(0, ValueError), (-2, ValueError), (2.5, TypeError), (True, TypeError)])
+def test_schematic_rejects_a_bad_length(seq_len, error, tiny_transformer_config) -> None:
+    with pytest.raises(error, match="seq_len"):
+        position_schematic(tiny_transformer_config(), seq_len=seq_len)

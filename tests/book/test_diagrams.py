@@ -31,6 +31,12 @@ def test_seq2seq_bottleneck_bad_input():
         seq2seq_bottleneck(source=["1"] * 9)
     with pytest.raises(ValueError, match="step"):
         seq2seq_bottleneck(step=10)
+    with pytest.raises(TypeError, match="step must be an int"):
+        seq2seq_bottleneck(step=1.0)
+    with pytest.raises(ValueError, match="d_hidden"):
+        seq2seq_bottleneck(d_hidden=0)
+    with pytest.raises(TypeError, match="d_hidden must be an int"):
+        seq2seq_bottleneck(d_hidden=True)
 
 
 def test_qkv_dataflow_shows_the_shapes_of_a_forward_pass():
@@ -49,6 +55,10 @@ def test_qkv_dataflow_bad_input():
         qkv_dataflow(attention, torch.randn(1, 4, 6))
     with pytest.raises(ValueError, match="head"):
         qkv_dataflow(attention, torch.randn(1, 4, 8), head=2)
+    with pytest.raises(TypeError, match="head must be an int"):
+        qkv_dataflow(attention, torch.randn(1, 4, 8), head=0.0)
+    with pytest.raises(TypeError, match="x must be a Tensor"):
+        qkv_dataflow(attention, [[0.0] * 8])
     with pytest.raises(TypeError, match="MultiHeadAttention"):
         qkv_dataflow(torch.nn.Linear(8, 8), torch.randn(1, 4, 8))
 
@@ -68,6 +78,10 @@ def test_scaling_and_softmax_bad_input():
         scaling_and_softmax(torch.randn(2, 4), torch.randn(3, 4))
     with pytest.raises(ValueError, match="k must be"):
         scaling_and_softmax(torch.randn(4), torch.randn(3, 5))
+    with pytest.raises(ValueError, match="2 to 16 keys"):
+        scaling_and_softmax(torch.randn(4), torch.randn(17, 4))
+    with pytest.raises(TypeError, match="q must be a Tensor"):
+        scaling_and_softmax([1.0, 2.0], torch.randn(3, 2))
 
 
 def test_canvas_bars_and_bad_roles():
@@ -79,3 +93,32 @@ def test_canvas_bars_and_bad_roles():
     with pytest.raises(ValueError, match="role"):
         c.box(0, 0, 1, 1, role="nonsense")
     c.done()
+    with pytest.raises(ValueError, match="width"):
+        Canvas(0, 2)
+    with pytest.raises(TypeError, match="height must be a number"):
+        Canvas(4, "2")
+
+
+def test_sparsity_patterns_count_the_pairs_of_the_real_masks():
+    from lib.book.diagrams import sparsity_patterns
+    from lib.efficient import bigbird_mask, sliding_window_mask
+
+    shown = texts(sparsity_patterns(T=8, window=1, n_global=1, n_random=1, seed=3))
+    for mask in (sliding_window_mask(8, 1), bigbird_mask(8, 1, 1, 1, seed=3)):
+        assert f"{int(mask.sum())} of T² = 64 pairs" in shown
+    assert "36 of T² = 64 pairs" in shown  # causal: 8·9/2
+    with pytest.raises(TypeError, match="T must be an int"):
+        sparsity_patterns(T=8.0)
+    with pytest.raises(ValueError, match="n_global"):
+        sparsity_patterns(T=4, n_global=5)
+
+
+def test_the_roles_use_seaborns_colour_blind_palette():
+    """The palette is written out (drawing loads no seaborn); it must stay the plots' palette."""
+    import seaborn as sns
+
+    from lib.book.diagrams.canvas import _CB
+
+    assert [tuple(round(c, 6) for c in rgb) for rgb in _CB] == [
+        tuple(round(c, 6) for c in rgb) for rgb in sns.color_palette("colorblind")
+    ]

@@ -1,47 +1,26 @@
-"""Plots (lib.book.plots) and helpers (lib.book.source)."""
-
-import random
+"""Plots (lib.book.plots) and show_source (lib.book.source)."""
 
 import matplotlib
 
 matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
 from matplotlib.axes import Axes  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
-from lib.training.data import Vocab  # noqa: E402
 from lib.book.plots import plot_attention, plot_attention_grid, plot_history  # noqa: E402
+from lib.book.source import Source, show_source  # noqa: E402
+from lib.training.data import Vocab  # noqa: E402
 from lib.training.schedules import noam_lr  # noqa: E402
 from lib.training.train import History  # noqa: E402
-from lib.book.source import Source, show_source  # noqa: E402
-from lib.training.device import default_device, seed_everything  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
 def close_figures():
     yield
     plt.close("all")
-
-
-def test_default_device_is_a_device():
-    assert isinstance(default_device(), torch.device)
-
-
-def test_seed_everything_reproduces():
-    def draw():
-        return random.random(), np.random.rand(), torch.rand(3)
-
-    seed_everything(7)
-    a = draw()
-    seed_everything(7)
-    b = draw()
-    assert a[0] == b[0] and a[1] == b[1] and torch.equal(a[2], b[2])
-    with pytest.raises(TypeError, match="seed"):
-        seed_everything("7")
 
 
 def test_show_source_of_a_function():

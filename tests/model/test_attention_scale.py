@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import lib
-from lib import MultiHeadAttention, RelativePositionEmbedding, RotaryEmbedding
+from lib import MultiHeadAttention, RelativeMultiHeadAttention, RotaryEmbedding
 
 B, T, D, H = 2, 5, 16, 2
 D_HEAD = D // H
@@ -29,7 +29,7 @@ def _by_hand(mha: MultiHeadAttention, x: torch.Tensor, scale: float) -> tuple[to
 def test_default_scale_is_one_over_sqrt_d_head_on_both_paths() -> None:
     x = torch.randn(B, T, D)
     default, explicit_scale = _mha(), _mha(scale=1 / math.sqrt(D_HEAD))
-    assert default.scale is None
+    assert default.scale == pytest.approx(1 / math.sqrt(D_HEAD))
     for need_weights in (True, False):
         out_default, _ = default(x, x, x, need_weights=need_weights)
         out_scaled, _ = explicit_scale(x, x, x, need_weights=need_weights)
@@ -66,17 +66,15 @@ def test_scale_reaches_rotary_and_relative_positions() -> None:
     x = torch.randn(B, T, D)
     torch.manual_seed(0)
     rotary = RotaryEmbedding(D_HEAD)
-    a = MultiHeadAttention(D, H, position=rotary, scale=1.0).eval()
+    a = MultiHeadAttention(D, H, rotary=rotary, scale=1.0).eval()
     torch.testing.assert_close(a(x, x, x, need_weights=False)[0], a(x, x, x)[0], atol=1e-5, rtol=1e-5)
 
     torch.manual_seed(0)
-    rel_default = MultiHeadAttention(D, H, position=RelativePositionEmbedding(D_HEAD, 4)).eval()
+    rel_default = RelativeMultiHeadAttention(D, H, max_distance=4).eval()
     torch.manual_seed(0)
-    rel_same = MultiHeadAttention(
-        D, H, position=RelativePositionEmbedding(D_HEAD, 4), scale=1 / math.sqrt(D_HEAD)
-    ).eval()
+    rel_same = RelativeMultiHeadAttention(D, H, max_distance=4, scale=1 / math.sqrt(D_HEAD)).eval()
     torch.manual_seed(0)
-    rel_unscaled = MultiHeadAttention(D, H, position=RelativePositionEmbedding(D_HEAD, 4), scale=1.0).eval()
+    rel_unscaled = RelativeMultiHeadAttention(D, H, max_distance=4, scale=1.0).eval()
     torch.testing.assert_close(rel_default(x, x, x)[0], rel_same(x, x, x)[0])
     assert not torch.allclose(rel_default(x, x, x)[1], rel_unscaled(x, x, x)[1])
 

@@ -2,6 +2,7 @@
 
 import pytest
 import torch
+from small_models import small_config
 
 from lib import (
     DecoderOnlyLM,
@@ -21,18 +22,8 @@ from lib import (
 
 
 def small(**kw):
-    args = dict(
-        src_vocab_size=10,
-        tgt_vocab_size=10,
-        d_model=16,
-        n_heads=2,
-        n_encoder_layers=1,
-        n_decoder_layers=1,
-        d_ff=32,
-        max_len=12,
-    )
-    args.update(kw)
-    return TransformerConfig(**args)
+    sizes = dict(src_vocab_size=10, tgt_vocab_size=10, d_model=16, n_heads=2, n_encoder_layers=1, n_decoder_layers=1)
+    return small_config(**{**sizes, "d_ff": 32, "max_len": 12, "dropout": 0.1, **kw})
 
 
 def test_d_model_not_divisible_by_heads():

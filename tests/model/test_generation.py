@@ -2,6 +2,7 @@
 
 import pytest
 import torch
+from small_models import small_config
 from torch import nn
 
 from lib import DecoderOnlyLM, LMConfig, Transformer, TransformerConfig, beam_search, greedy_decode
@@ -11,18 +12,7 @@ POSITIONS = ["sinusoidal", "learned", "relative", "rotary", "none"]
 
 def make_models(position, norm_first, seed=0):
     torch.manual_seed(seed)
-    config = TransformerConfig(
-        20,
-        20,
-        d_model=32,
-        n_heads=4,
-        n_encoder_layers=2,
-        n_decoder_layers=2,
-        d_ff=64,
-        dropout=0.0,
-        position=position,
-        norm_first=norm_first,
-    )
+    config = small_config(position=position, norm_first=norm_first)
     return Transformer(config).eval(), DecoderOnlyLM(
         LMConfig(20, 32, 4, 2, dropout=0.0, position=position, norm_first=norm_first)
     ).eval()
@@ -66,12 +56,12 @@ def test_beam_search_finds_a_sequence_at_least_as_likely_as_greedy():
     model, _ = make_models("sinusoidal", False, seed=1)
     src = torch.randint(3, 20, (6, 6))
 
-    def log_prob(tgt):  # total log-probability of each output under the model (up to <eos>)
+    def log_prob(tgt):  # total log-probability of each output under the model (eos_id=None: every token)
         bos = torch.ones(tgt.size(0), 1, dtype=torch.long)
         with torch.no_grad():
             logp = model(src, torch.cat([bos, tgt[:, :-1]], 1)).log_softmax(-1)
         token_logp = logp.gather(-1, tgt[..., None])[..., 0]
-        return (token_logp * (tgt != 0)).sum(-1)
+        return token_logp.sum(-1)
 
     greedy = greedy_decode(model, src, 6, eos_id=None)
     beam = beam_search(model, src, 6, beam_size=5, eos_id=None, length_penalty=0.0)
@@ -123,9 +113,9 @@ def test_seq2seq_decoding_stops_at_eos(decode, use_cache):
     beams = 3 if decode == "beam" else 1
     model.out_proj = ScriptedHead(20, STOPS, beams)
     if decode == "greedy":
-        out = greedy_decode(model, src, 10, use_cache=use_cache)
+        out = greedy_decode(model, src, 10, eos_id=2, use_cache=use_cache)
     else:
-        out = beam_search(model, src, 10, beam_size=beams, use_cache=use_cache)
+        out = beam_search(model, src, 10, beam_size=beams, eos_id=2, use_cache=use_cache)
     assert out.tolist() == expected_rows()  # stopped after max(STOPS) + 1 of 10 steps
     assert model.out_proj.calls == max(STOPS) + 1
 
@@ -174,3 +164,33 @@ def test_sampling_is_reproducible_by_seed():
     torch.manual_seed(5)
     b = lm.generate(prompt, 6, temperature=1.0, top_k=5)
     assert torch.equal(a, b)
+
+
+def test_one_eos_default_everywhere() -> None:
+    """Regression: lm.generate stopped at no token but greedy_decode stopped at token 2, so the two
+    differed whenever the model emitted a 2. Now every entry point defaults to eos_id=None."""
+    import inspect
+
+    from lib import Seq2SeqRNN, generate_tokens
+
+    for fn in (generate_tokens, beam_search, DecoderOnlyLM.generate, Seq2SeqRNN.generate):  # greedy: generate_tokens
+        assert inspect.signature(fn).parameters["eos_id"].default is None, fn.__qualname__
+    lm = DecoderOnlyLM(LMConfig(20, 32, 4, 2, dropout=0.0, tie_output=False)).eval()
+    lm.out_proj = ScriptedHead(20, STOPS)  # emits token 2 early in some rows
+    prompt = torch.randint(3, 20, (len(STOPS), 4))
+    generated = lm.generate(prompt, 6)
+    assert (generated[:, 4:] == 2).any()
+    lm.out_proj = ScriptedHead(20, STOPS)
+    assert torch.equal(greedy_decode(lm, prompt, 6), generated)
+
+
+@pytest.mark.parametrize("use_cache", [True, False])
+def test_a_transformer_without_decoder_layers_decodes(use_cache) -> None:
+    """Regression: n_decoder_layers=0 is a valid config, and greedy_decode raised IndexError on it."""
+    torch.manual_seed(0)
+    config = TransformerConfig(20, 20, d_model=16, n_heads=2, n_encoder_layers=1, n_decoder_layers=0, d_ff=32)
+    model = Transformer(config).eval()
+    src = torch.randint(3, 20, (3, 5))
+    out = greedy_decode(model, src, 4, use_cache=use_cache)
+    assert out.shape == (3, 4)
+    assert torch.equal(beam_search(model, src, 4, beam_size=1, use_cache=use_cache), out)

@@ -2,13 +2,13 @@
 
 import pytest
 import torch
+from small_models import small_config as shared_config
 
 from lib import (
     DecoderOnlyLM,
     LMConfig,
     MultiHeadAttention,
     Transformer,
-    TransformerConfig,
     causal_mask,
     padding_mask,
     scaled_dot_product_attention,
@@ -18,19 +18,7 @@ POSITIONS = ["sinusoidal", "learned", "relative", "rotary", "none"]
 
 
 def small_config(position="sinusoidal", norm_first=False, **kw):
-    return TransformerConfig(
-        16,
-        16,
-        d_model=32,
-        n_heads=4,
-        n_encoder_layers=2,
-        n_decoder_layers=2,
-        d_ff=64,
-        dropout=0.0,
-        position=position,
-        norm_first=norm_first,
-        **kw,
-    )
+    return shared_config(src_vocab_size=16, tgt_vocab_size=16, position=position, norm_first=norm_first, **kw)
 
 
 def test_mask_helpers():
@@ -98,3 +86,22 @@ def test_masked_keys_get_exactly_zero_weight():
     _, w = scaled_dot_product_attention(q, k, v, causal_mask(5))
     assert (w[..., ~causal_mask(5)] == 0).all()
     torch.testing.assert_close(w.sum(-1), torch.ones(1, 2, 5))
+
+
+@pytest.mark.parametrize("position", POSITIONS)
+def test_a_target_padding_mask_keeps_the_look_ahead_mask(position):
+    """Regression: a padding mask passed as tgt_mask replaced the look-ahead mask (as in
+    nn.Transformer), so the decoder silently saw the future. Now it restricts it further."""
+    torch.manual_seed(0)
+    model = Transformer(small_config(position)).eval()
+    src = torch.randint(3, 16, (2, 6))
+    tgt = torch.tensor([[1, 5, 6, 7, 8, 9, 10, 11], [1, 5, 6, 7, 8, 0, 0, 0]])
+    changed = tgt.clone()
+    changed[0, 5:] = torch.tensor([12, 13, 14])
+    tgt_mask = padding_mask(tgt, 0)
+    with torch.no_grad():
+        a, b = model(src, tgt, tgt_mask=tgt_mask), model(src, changed, tgt_mask=tgt_mask)
+        causal_only = model(src, tgt)
+    torch.testing.assert_close(a[0, :5], b[0, :5], atol=1e-5, rtol=0)  # no peeking ahead
+    torch.testing.assert_close(a[0], causal_only[0], atol=1e-5, rtol=0)  # row 0 has no padding
+    assert not torch.allclose(a[1, 5:], causal_only[1, 5:])  # row 1's padding keys are masked

@@ -1,4 +1,4 @@
-"""The switches chapters 4–8 build on: MultiHeadAttention.kernel and .head_mask, layer options,
+"""The switches chapters 4–8 build on: MultiHeadAttention.kernel, layer options,
 LMConfig, and an import without side effects."""
 
 import subprocess
@@ -56,7 +56,7 @@ def test_a_kernel_replaces_the_attention_computation(masking, need_weights):
     assert len(calls) == 1 and weights is None
     q, k, v, passed_mask, passed_causal, scale = calls[0]
     assert q.shape == k.shape == v.shape == (2, 4, 6, 8) and scale == pytest.approx(8**-0.5)
-    assert passed_causal == (masking in ("causal", "is_causal")) and (passed_mask is None) == (masking != "padding")
+    assert passed_causal == (masking == "is_causal") and (passed_mask is None) == (masking in ("none", "is_causal"))
     torch.testing.assert_close(out, expected, atol=1e-5, rtol=0)
 
 
@@ -81,39 +81,6 @@ def test_a_kernel_refuses_relative_positions():
     set_kernel(model, torch_kernel)
     with pytest.raises(ValueError, match="relative"):
         model(torch.ones(1, 4, dtype=torch.long))
-
-
-def test_head_mask_keeps_only_the_heads_it_keeps():
-    torch.manual_seed(0)
-    H, d_head = 4, 8
-    mha, x = MultiHeadAttention(H * d_head, H).eval(), torch.randn(2, 5, H * d_head)
-    keep = 2
-    mha.head_mask = torch.zeros(H)
-    mha.head_mask[keep] = 1.0
-    for need_weights in (True, False):
-        out, _ = mha(x, x, x, need_weights=need_weights)
-        # head `keep` alone, by hand: its own columns of W_Q, W_K, W_V, then its rows of W_O
-        cols = slice(keep * d_head, (keep + 1) * d_head)
-        q = x @ mha.q_proj.weight[cols].T + mha.q_proj.bias[cols]
-        k = x @ mha.k_proj.weight[cols].T + mha.k_proj.bias[cols]
-        v = x @ mha.v_proj.weight[cols].T + mha.v_proj.bias[cols]
-        head = torch.softmax(q @ k.transpose(-2, -1) / d_head**0.5, dim=-1) @ v
-        expected = head @ mha.out_proj.weight[:, cols].T + mha.out_proj.bias
-        torch.testing.assert_close(out, expected, atol=1e-5, rtol=0)
-    mha.head_mask = torch.ones(H)
-    mha_plain = MultiHeadAttention(H * d_head, H).eval()
-    mha_plain.load_state_dict(mha.state_dict())
-    torch.testing.assert_close(mha(x, x, x)[0], mha_plain(x, x, x)[0])
-
-
-def test_a_bad_head_mask_is_a_clear_error():
-    mha, x = MultiHeadAttention(16, 4), torch.randn(1, 3, 16)
-    mha.head_mask = torch.ones(3)
-    with pytest.raises(ValueError, match=r"head_mask of shape \(3,\)"):
-        mha(x, x, x)
-    mha.head_mask = [1.0] * 4
-    with pytest.raises(TypeError, match="head_mask must be a Tensor"):
-        mha(x, x, x)
 
 
 @pytest.mark.parametrize("layer_type", [EncoderLayer, DecoderLayer])

@@ -146,7 +146,8 @@ def test_train_puts_the_model_back_in_the_mode_it_found(training):
     assert model.training is training
 
 
-def test_train_accepts_stream_list_and_callable_and_clips():
+def test_train_accepts_stream_list_and_callable():
+    """(Clipping: test_gradient_clipping_bounds_the_norm_of_the_step.)"""
     torch.manual_seed(0)
     model = TinySeq2Seq(13)
     h = train(model, TaskStream("copy", 8, seed=0), steps=3, progress=False)
@@ -154,8 +155,9 @@ def test_train_accepts_stream_list_and_callable_and_clips():
     batches = list(make_task("copy", 16).batches(8))  # 2 batches, cycled
     assert len(train(model, batches, steps=5, progress=False).loss) == 5
     fixed = batches[0]
-    h = train(model, lambda step: fixed, steps=3, lr=1.0, clip_grad_norm=1e-3, progress=False)
-    assert len(h.grad_norm) == 3
+    seen = []
+    train(model, lambda step: seen.append(step) or fixed, steps=3, progress=False)
+    assert seen == [1, 2, 3]  # the callable is asked for each step's batch (steps count from 1, as History.step)
     with pytest.raises(ValueError, match="ran out"):
         train(model, iter(batches), steps=5, progress=False)
     with pytest.raises(ValueError, match="steps"):
@@ -231,3 +233,30 @@ def test_evaluate_counts_tokens_and_sequences():
     metrics = evaluate(Oracle(batch.tgt_out), batch)
     assert metrics["token_accuracy"] == pytest.approx(6 / 7)
     assert metrics["exact_match"] == pytest.approx(1 / 2)
+
+
+def test_a_data_set_is_shuffled_by_the_readers_seed():
+    """Regression (issue 19): train shuffled a Seq2SeqDataset with seed=epoch, whatever seed the
+    reader had set. The order now follows torch's seed (lib.seed_everything), changes every epoch,
+    and draws nothing from the global generator."""
+    data = make_task("copy", 32, seed=0)
+
+    def order(seed: int) -> list:
+        torch.manual_seed(seed)
+        seen = []
+
+        def loss_fn(model, batch):
+            seen.append([[t for t in row if t != batch.pad_id] for row in batch.src.tolist()])
+            return seq2seq_loss(model, batch)
+
+        model = TinySeq2Seq(13)
+        rng = torch.get_rng_state()
+        train(model, data, steps=8, batch_size=8, loss_fn=loss_fn, progress=False)  # 2 epochs of 4 batches
+        assert torch.equal(torch.get_rng_state(), rng), "the shuffle drew from the global generator"
+        return seen
+
+    first = order(0)
+    assert first == order(0)
+    assert first != order(1)
+    assert first[:4] != first[4:], "every epoch is shuffled anew"
+    assert sorted(row for batch in first[:4] for row in batch) == sorted(row for batch in first[4:] for row in batch)

@@ -14,6 +14,9 @@ import torch
 from matplotlib.figure import Figure
 from torch import Tensor
 
+from ...heads import record_attention
+from ...model.attention import MultiHeadAttention
+from ...model.checks import check_int, check_tensor
 from .canvas import Canvas
 
 MAX_ROWS, MAX_COLS = 8, 6  # the largest grid drawn for a tensor (bigger ones are cut, and say so)
@@ -37,15 +40,12 @@ def qkv_dataflow(attention: torch.nn.Module, x: Tensor, head: int = 0) -> Figure
     weights ``[B, H, T, T]``); the attention matrix is drawn with the real weights of the first
     sequence and of head ``head``.
     """
-    from ...model.attention import MultiHeadAttention, record_attention  # here: lib.model.attention imports lib.book.diagrams' users
-
     if not isinstance(attention, MultiHeadAttention):
         raise TypeError(f"attention must be a lib.MultiHeadAttention, got {type(attention).__name__}")
-    if not isinstance(x, Tensor) or x.dim() != 3 or x.size(-1) != attention.d_model:
-        got = tuple(x.shape) if isinstance(x, Tensor) else type(x).__name__
-        raise ValueError(f"x must be a tensor [B, T, d_model={attention.d_model}], got {got}")
-    if isinstance(head, bool) or not isinstance(head, int) or not 0 <= head < attention.n_heads:
-        raise ValueError(f"head={head!r} must be an int in [0, {attention.n_heads})")
+    check_tensor("x", x)
+    if x.dim() != 3 or x.size(-1) != attention.d_model:
+        raise ValueError(f"x must be a tensor [B, T, d_model={attention.d_model}], got {tuple(x.shape)}")
+    check_int("head", head, minimum=0, maximum=attention.n_heads - 1)
 
     seen: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {}
     hooks = [
@@ -148,11 +148,12 @@ def scaling_and_softmax(q: Tensor, k: Tensor) -> Figure:
     softmax weights they give, unscaled (left: scores of size :math:`\sqrt{d_k}`, nearly one-hot
     weights) and scaled (right: unit-size scores, spread weights).
     """
-    if not isinstance(q, Tensor) or q.dim() != 1:
-        raise ValueError(f"q must be one query, a tensor [d_k], got {tuple(q.shape) if isinstance(q, Tensor) else q!r}")
-    if not isinstance(k, Tensor) or k.dim() != 2 or k.size(-1) != q.size(0):
-        got = tuple(k.shape) if isinstance(k, Tensor) else type(k).__name__
-        raise ValueError(f"k must be the keys, a tensor [T, d_k={q.size(0)}], got {got}")
+    check_tensor("q", q)
+    check_tensor("k", k)
+    if q.dim() != 1:
+        raise ValueError(f"q must be one query, a tensor [d_k], got {tuple(q.shape)}")
+    if k.dim() != 2 or k.size(-1) != q.size(0):
+        raise ValueError(f"k must be the keys, a tensor [T, d_k={q.size(0)}], got {tuple(k.shape)}")
     if not 2 <= k.size(0) <= 16:
         raise ValueError(f"k must hold 2 to 16 keys to fit the figure, got {k.size(0)}")
     d_k, T = q.size(0), k.size(0)

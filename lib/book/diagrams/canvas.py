@@ -18,12 +18,29 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import matplotlib.pyplot as plt
-import seaborn as sns
+from matplotlib.colors import to_rgb
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Rectangle
 
-# One colour per role, from seaborn's colour-blind palette (the plots use the same palette).
-_CB = sns.color_palette("colorblind")
+from ...model.checks import check_choice, check_number
+
+# One colour per role, from seaborn's colour-blind palette (the plots use the same palette), written
+# out so that drawing a schematic does not load seaborn (and with it scipy and pandas).
+_CB = [
+    to_rgb(c)
+    for c in (
+        "#0173b2",
+        "#de8f05",
+        "#029e73",
+        "#d55e00",
+        "#cc78bc",
+        "#ca9161",
+        "#fbafe4",
+        "#949494",
+        "#ece133",
+        "#56b4e9",
+    )
+]
 COLORS: dict[str, tuple[float, float, float]] = {
     "input": _CB[7],  # grey: data coming in
     "query": _CB[0],  # blue
@@ -74,8 +91,7 @@ class Box:
 
 def color(role: str) -> tuple[float, float, float]:
     """The book's colour for ``role`` (one of :data:`COLORS`)."""
-    if role not in COLORS:
-        raise ValueError(f"role={role!r} is unknown; expected one of {sorted(COLORS)}")
+    check_choice("role", role, sorted(COLORS))
     return COLORS[role]
 
 
@@ -87,8 +103,8 @@ class Canvas:
     """A blank figure measured in data units: ``width × height``, origin bottom-left."""
 
     def __init__(self, width: float, height: float, title: str | None = None, scale: float = 0.9):
-        if width <= 0 or height <= 0:
-            raise ValueError(f"width={width!r} and height={height!r} must be positive")
+        check_number("width", width, 0, low_open=True)
+        check_number("height", height, 0, low_open=True)
         title_height = 0.45 if title else 0.0  # inches above the drawing, for the title
         figure_height = height * scale + title_height
         self.figure: Figure = plt.figure(figsize=(width * scale, figure_height))

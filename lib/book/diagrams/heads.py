@@ -12,6 +12,8 @@ from matplotlib.figure import Figure
 from torch import Tensor
 
 from ...model.attention import MultiHeadAttention
+from ...model.checks import check_tensor
+from ...model.generation import eval_mode
 from .canvas import Canvas
 
 MAX_TOKENS, MAX_WIDTH = 8, 16  # every cell is drawn: keep the layer small
@@ -39,23 +41,21 @@ def multi_head_diagram(attention: MultiHeadAttention, x: Tensor, *, cell: float 
     """
     if not isinstance(attention, MultiHeadAttention):
         raise TypeError(f"attention must be a lib.MultiHeadAttention, got {type(attention).__name__}")
-    if not isinstance(x, Tensor) or x.dim() != 3 or x.size(0) != 1 or x.size(-1) != attention.d_model:
-        shape = tuple(x.shape) if isinstance(x, Tensor) else type(x).__name__
-        raise ValueError(f"x must be a tensor [1, T, d_model={attention.d_model}], got {shape}")
+    check_tensor("x", x)
+    if x.dim() != 3 or x.size(0) != 1 or x.size(-1) != attention.d_model:
+        raise ValueError(f"x must be a tensor [1, T, d_model={attention.d_model}], got {tuple(x.shape)}")
     T, d, H, d_h = x.size(1), attention.d_model, attention.n_heads, attention.d_head
     if T > MAX_TOKENS or d > MAX_WIDTH:
         raise ValueError(
             f"the schematic draws every cell: needs T <= {MAX_TOKENS} and d_model <= {MAX_WIDTH}, "
             f"got T={T}, d_model={d}"
         )
-    was_training = attention.training
-    attention.eval()
-    q, k, v = attention.q_proj(x), attention.k_proj(x), attention.v_proj(x)  # [1, T, d]
-    qh, kh, vh = (attention.split_heads(t) for t in (q, k, v))  # [1, H, T, d_h]
-    out, weights = attention(x, x, x)  # weights [1, H, T, T]
-    heads = weights @ vh  # [1, H, T, d_h]
-    merged = attention.merge_heads(heads)  # [1, T, d]
-    attention.train(was_training)
+    with eval_mode(attention):
+        q, k, v = attention.q_proj(x), attention.k_proj(x), attention.v_proj(x)  # [1, T, d]
+        qh, kh, vh = (attention.split_heads(t) for t in (q, k, v))  # [1, H, T, d_h]
+        out, weights = attention(x, x, x)  # weights [1, H, T, T]
+        heads = weights @ vh  # [1, H, T, d_h]
+        merged = attention.merge_heads(heads)  # [1, T, d]
 
     c = cell
     gap = 0.12  # between the column blocks of two heads

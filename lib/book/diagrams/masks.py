@@ -14,13 +14,17 @@ import torch
 from matplotlib.figure import Figure
 from torch import Tensor
 
+from ...model.checks import check_int, check_tensor
 from ...model.masks import causal_mask, padding_mask
+from ...model.transformer import Transformer
 from .canvas import Canvas
 
 
 def _check_tokens(name: str, tokens: Sequence[str]) -> list[str]:
-    if isinstance(tokens, str) or not all(isinstance(t, str) for t in tokens) or len(tokens) == 0:
-        raise TypeError(f"{name} must be a non-empty list of token strings, got {tokens!r}")
+    if isinstance(tokens, str) or not isinstance(tokens, Sequence) or not all(isinstance(t, str) for t in tokens):
+        raise TypeError(f"{name} must be a list of token strings, got {tokens!r}")
+    if len(tokens) == 0:
+        raise ValueError(f"{name} must not be empty")
     return list(tokens)
 
 
@@ -47,8 +51,7 @@ def mask_grids(tokens: Sequence[str], n_pad: int = 2, pad: str = "pad") -> Figur
     The grids are computed with :func:`lib.causal_mask` and :func:`lib.padding_mask`.
     """
     tokens = _check_tokens("tokens", tokens)
-    if not isinstance(n_pad, int) or isinstance(n_pad, bool) or n_pad < 0:
-        raise ValueError(f"n_pad={n_pad!r} must be an int >= 0")
+    check_int("n_pad", n_pad, minimum=0)
     names = tokens + [pad] * n_pad
     T = len(names)
     ids = torch.tensor([[1] * len(tokens) + [0] * n_pad])  # [1, T], pad id 0
@@ -80,14 +83,12 @@ def cross_attention_dataflow(model: torch.nn.Module, src: Tensor, tgt: Tensor) -
     position, a distribution over the source. ``model`` is a :class:`lib.Transformer`,
     ``src [B, S]`` and ``tgt [B, T]`` token ids (only their shapes are used).
     """
-    from ...model.transformer import Transformer
-
     if not isinstance(model, Transformer):
         raise TypeError(f"model must be a lib.Transformer, got {type(model).__name__}")
     for name, x in (("src", src), ("tgt", tgt)):
-        if not isinstance(x, Tensor) or x.dim() != 2:
-            got = tuple(x.shape) if isinstance(x, Tensor) else type(x).__name__
-            raise ValueError(f"{name} must be a [B, L] tensor of token ids, got {got}")
+        check_tensor(name, x)
+        if x.dim() != 2:
+            raise ValueError(f"{name} must be a [B, L] tensor of token ids, got {tuple(x.shape)}")
     if src.size(0) != tgt.size(0):
         raise ValueError(f"src and tgt must share the batch size, got {src.size(0)} and {tgt.size(0)}")
     cfg = model.config

@@ -16,12 +16,12 @@ from __future__ import annotations
 
 from matplotlib.figure import Figure
 
+from ...model.checks import check_int
+from ...model.transformer import Transformer, TransformerConfig
 from .canvas import Canvas
 
 
 def _config(model_or_config):
-    from ...model.transformer import Transformer, TransformerConfig
-
     if isinstance(model_or_config, Transformer):
         return model_or_config.config
     if isinstance(model_or_config, TransformerConfig):
@@ -39,8 +39,7 @@ def position_schematic(model_or_config, seq_len: int = 16) -> Figure:
     ``k = max_relative_distance``; ``seq_len`` is the ``T`` written on the tensors.
     """
     c = _config(model_or_config)
-    if not isinstance(seq_len, int) or isinstance(seq_len, bool) or seq_len < 1:
-        raise ValueError(f"seq_len={seq_len!r} must be a positive int")
+    check_int("seq_len", seq_len, minimum=1)
     T, d, H = seq_len, c.d_model, c.n_heads
     dh, k = d // H, c.max_relative_distance
 

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from matplotlib.figure import Figure
 from torch import nn
 
+from ...model.checks import check_int
 from .canvas import Box, Canvas
 
 
@@ -22,9 +23,7 @@ def _hidden_size(model: nn.Module | None, d_hidden: int | None) -> int:
         return encoder.hidden_size
     if d_hidden is None:
         return 64
-    if isinstance(d_hidden, bool) or not isinstance(d_hidden, int) or d_hidden < 1:
-        raise ValueError(f"d_hidden={d_hidden!r} must be a positive int")
-    return d_hidden
+    return check_int("d_hidden", d_hidden, minimum=1)
 
 
 def seq2seq_bottleneck(
@@ -52,8 +51,7 @@ def seq2seq_bottleneck(
     if not 2 <= S <= 6:
         raise ValueError(f"source must have 2 to 6 tokens to fit the figure, got {S}")
     T = S + 1  # the copy and <eos>
-    if isinstance(step, bool) or not isinstance(step, int) or not 0 <= step < T:
-        raise ValueError(f"step={step!r} must be an int in [0, {T})")
+    check_int("step", step, minimum=0, maximum=T - 1)
     outputs = source + ["<eos>"]
     inputs = ["<bos>"] + source
 

@@ -11,6 +11,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from ...efficient import bigbird_mask, sliding_window_mask
+from ...model.checks import check_int
 from ...model.masks import causal_mask
 from .canvas import Canvas, _light, color
 
@@ -39,6 +40,7 @@ def _grid(c: Canvas, x: float, y: float, kinds: list[list[str | None]], cell: fl
 
 def sparsity_patterns(T: int = 16, window: int = 2, n_global: int = 2, n_random: int = 2, seed: int = 0) -> Figure:
     """Four ``T × T`` grids (query rows, key columns): full, causal, sliding window, BigBird."""
+    check_int("T", T, minimum=1)
     full = torch.ones(T, T, dtype=torch.bool)
     causal = causal_mask(T)
     local = sliding_window_mask(T, window)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from matplotlib.figure import Figure
 
+from ...model.transformer import Transformer
 from .canvas import Canvas, color
 
 _COL_W = 4.2  # width of a stack's column
@@ -62,8 +63,6 @@ def transformer_diagram(model, batch_size: str = "B") -> Figure:
     Dashed lines mark shared (source = target) and tied (output = target embedding) matrices.
     Shapes are written with ``batch_size`` for B, S for the source and T for the target length.
     """
-    from ...model.transformer import Transformer  # local import: lib.book.diagrams does not need the models
-
     if not isinstance(model, Transformer):
         raise TypeError(f"model must be a lib.Transformer, got {type(model).__name__}")
     cfg = model.config

@@ -1,4 +1,9 @@
-"""Timing on a busy machine: interleaved repeats, medians, and fitted log-log slopes."""
+"""Timing on a busy machine: interleaved repeats, medians, and fitted log-log slopes.
+
+One protocol for every timing in ``lib``: the benchmarks (:mod:`lib.bench`) and chapter 8's cost
+plots (:func:`lib.efficient.cpu_seconds`) both call :func:`compare`. It lives here, beside the model
+rather than in :mod:`lib.bench`, so that nothing in ``lib`` has to import the benchmark suite.
+"""
 
 from __future__ import annotations
 

@@ -1,0 +1,81 @@
+"""Checkpoints: everything :func:`~lib.training.train.train` needs to continue a run as if it never stopped.
+
+A checkpoint is one ``torch.save`` file holding the step reached, the model's, the optimizer's and
+the learning-rate scheduler's ``state_dict`` and the state of every rank's torch random number
+generator (dropout draws from it). Resuming loads all of them; ``train`` then replays its data
+source up to that step, so the next losses are those of an uninterrupted run.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import torch
+from torch import nn
+from torch.optim.lr_scheduler import LRScheduler
+
+from . import distributed
+
+
+def _rng_state(device: torch.device) -> dict[str, torch.Tensor]:
+    state = {"cpu": torch.get_rng_state()}
+    if device.type == "cuda":
+        state["cuda"] = torch.cuda.get_rng_state(device)
+    return state
+
+
+def save_checkpoint(
+    path: str | os.PathLike, *, model: nn.Module, optimizer: torch.optim.Optimizer, scheduler: LRScheduler, step: int
+) -> None:
+    """Write the state after ``step`` optimizer steps to ``path``.
+
+    Every rank must call it (the random states are gathered from all ranks); rank 0 writes the
+    file, to a temporary name first and then renamed, so a run killed while saving leaves the
+    previous checkpoint intact.
+    """
+    device = next(model.parameters()).device
+    rng = [_rng_state(device)]
+    if distributed.is_distributed():
+        rng = [None] * distributed.world_size()
+        torch.distributed.all_gather_object(rng, _rng_state(device))
+    if distributed.rank() == 0:
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        state = {
+            "step": step,
+            "world_size": distributed.world_size(),
+            "model": model.state_dict(),
+            "optimizer": optimizer.state_dict(),
+            "scheduler": scheduler.state_dict(),
+            "rng": rng,
+        }
+        partial = path.with_name(path.name + ".partial")
+        torch.save(state, partial)
+        os.replace(partial, path)
+    distributed.barrier()
+
+
+def load_checkpoint(
+    path: str | os.PathLike, *, model: nn.Module, optimizer: torch.optim.Optimizer, scheduler: LRScheduler
+) -> int:
+    """Restore the state saved at ``path`` into ``model``, ``optimizer`` and ``scheduler``; return its step.
+
+    The random state restored is this rank's own, so the run must resume with as many processes
+    as it had (``ValueError`` otherwise).
+    """
+    device = next(model.parameters()).device
+    state = torch.load(path, map_location=device, weights_only=True)
+    if state["world_size"] != distributed.world_size():
+        raise ValueError(
+            f"checkpoint {str(path)!r} was written by {state['world_size']} process(es); resume it with as many, "
+            f"not {distributed.world_size()}"
+        )
+    model.load_state_dict(state["model"])
+    optimizer.load_state_dict(state["optimizer"])
+    scheduler.load_state_dict(state["scheduler"])
+    rng = state["rng"][distributed.rank()]
+    torch.set_rng_state(rng["cpu"].cpu())
+    if "cuda" in rng:
+        torch.cuda.set_rng_state(rng["cuda"].cpu(), device)
+    return int(state["step"])

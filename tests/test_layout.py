@@ -1,0 +1,178 @@
+"""The layout rules of CONTRIBUTING.md ("The rules of `lib`"), checked on the source and in a fresh process.
+
+- `lib/model` imports only torch and the standard library: nothing else of `lib`, no plotting or
+  data-frame library (read from the source with `ast`, imports inside functions included);
+- nothing in `lib` outside `lib/bench` imports `lib.bench`;
+- `import lib.model` (and `lib`, and the packages around the model) leaves matplotlib, seaborn,
+  scipy, pandas and `lib.bench` out of `sys.modules`;
+- CONTRIBUTING.md and README.md are self-contained: they reference no path outside the repository,
+  and the repository paths they name exist.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+LIB = REPO / "lib"
+HEAVY = ("matplotlib", "seaborn", "scipy", "pandas")
+
+
+def module_name(path: Path) -> str:
+    """``lib/model/attention.py`` -> ``lib.model.attention``; ``lib/model/__init__.py`` -> ``lib.model``."""
+    parts = path.relative_to(REPO).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports(path: Path, package: str | None = None) -> list[tuple[int, str]]:
+    """Every module ``path`` imports, as absolute dotted names, with its line: relative imports
+    resolved against the file's package, ``from X import Y`` giving both ``X`` and ``X.Y`` (Y may
+    be a submodule)."""
+    if package is None:
+        package = module_name(path) if path.name == "__init__.py" else module_name(path).rpartition(".")[0]
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                module = ".".join(base + ([node.module] if node.module else []))
+            else:
+                module = node.module
+            if module == "__future__":
+                continue
+            found.append((node.lineno, module))
+            found += [(node.lineno, f"{module}.{alias.name}") for alias in node.names if alias.name != "*"]
+    return found
+
+
+def sources(folder: Path) -> list[Path]:
+    return sorted(folder.rglob("*.py"))
+
+
+def test_imports_resolves_relative_imports(tmp_path: Path) -> None:
+    """The resolver itself, on a file of known imports (a check that cannot fail checks nothing)."""
+    source = tmp_path / "switch.py"
+    source.write_text(
+        "from __future__ import annotations\nimport torch.nn as nn\nfrom .. import bench\n"
+        "from ..model.attention import MultiHeadAttention\nfrom .blockwise import *\n"
+        "def f():\n    import matplotlib.pyplot\n"
+    )
+    assert [name for _, name in imports(source, package="lib.efficient")] == [
+        "torch.nn",
+        "lib",
+        "lib.bench",
+        "lib.model.attention",
+        "lib.model.attention.MultiHeadAttention",
+        "lib.efficient.blockwise",
+        "matplotlib.pyplot",
+    ]
+
+
+@pytest.mark.parametrize("path", sources(LIB / "model"), ids=lambda p: p.name)
+def test_the_model_imports_only_torch_and_the_standard_library(path: Path) -> None:
+    bad = []
+    for line, name in imports(path):
+        top = name.split(".")[0]
+        if name == "lib.model" or name.startswith("lib.model."):
+            continue
+        if top == "torch" or (top in sys.stdlib_module_names and top != "lib"):
+            continue
+        bad.append(f"line {line}: {name}")
+    assert not bad, f"{path.relative_to(REPO)} imports more than torch and the standard library: {bad}"
+
+
+@pytest.mark.parametrize("path", sources(LIB / "model"), ids=lambda p: p.name)
+def test_the_model_imports_no_plotting_or_data_frame_library(path: Path) -> None:
+    bad = [f"line {line}: {name}" for line, name in imports(path) if name.split(".")[0] in HEAVY]
+    assert not bad, f"{path.relative_to(REPO)} imports {bad}"
+
+
+def test_nothing_in_lib_imports_the_benchmarks() -> None:
+    bad = [
+        f"{path.relative_to(REPO)}:{line}: {name}"
+        for path in sources(LIB)
+        if LIB / "bench" not in path.parents
+        for line, name in imports(path)
+        if name == "lib.bench" or name.startswith("lib.bench.")
+    ]
+    assert not bad, f"lib.bench is a leaf; these import it: {bad}"
+
+
+# Imported one after the other in one fresh interpreter; after each, what it newly loaded.
+PROBE = """
+import importlib, json, sys
+forbidden = {"matplotlib", "seaborn", "scipy", "pandas", "lib.bench"}
+report = {}
+for name in sys.argv[1:]:
+    importlib.import_module(name)
+    report[name] = sorted(m for m in forbidden if m in sys.modules)
+print(json.dumps(report))
+"""
+# lib.model first: what it loads alone is what the first line reports. The rest add up: a package
+# that loads nothing forbidden after the others also loads nothing forbidden alone.
+LIGHT = ["lib.model", "lib", "lib.timing", "lib.training", "lib.heads", "lib.rnn", "lib.efficient", "lib.book"]
+LIGHT += ["lib.book.claims", "lib.book.source", "lib.pretrained"]
+
+
+def test_importing_the_model_and_its_neighbours_loads_no_plotting_library_nor_the_benchmarks() -> None:
+    result = subprocess.run(
+        [sys.executable, "-c", PROBE, *LIGHT],
+        cwd=REPO,
+        env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    loaded = json.loads(result.stdout)
+    assert loaded["lib.model"] == [], f"`import lib.model` loads {loaded['lib.model']}"
+    bad = {name: modules for name, modules in loaded.items() if modules}
+    assert not bad, f"imported in this order, each loaded: {loaded}"
+
+
+# ---- the contributor's documents are self-contained ----------------------------------------------
+
+DOCUMENTS = [REPO / "CONTRIBUTING.md", REPO / "README.md"]
+OUTSIDE = re.compile(r"\.\./|(?<![\w.])shared/|LIB_API|BOOK_PLAN|TOOLING_NOTES|(?<![\w:/])(?:/work|/home|/tmp|~)/")
+REPO_PATH = re.compile(r"^(?:lib|tests|tools|book|\.github|\.ci|_extra|_static)/[\w./-]*$")
+
+
+def referenced_paths(text: str) -> list[str]:
+    """Repository paths named in `code spans` and in relative Markdown links (placeholders such as
+    ``book/NN_slug.ipynb`` left out)."""
+    spans = [span for span in re.findall(r"`([^`\n]+)`", text) if "NN" not in span]
+    links = [target for target in re.findall(r"\]\(([^)\s]+)\)", text) if "://" not in target]
+    return [p for p in spans + links if REPO_PATH.match(p) or p in {link.split("#")[0] for link in links}]
+
+
+@pytest.mark.parametrize("document", DOCUMENTS, ids=lambda p: p.name)
+def test_documents_reference_nothing_outside_the_repository(document: Path) -> None:
+    text = document.read_text(encoding="utf-8")
+    outside = [(n, line) for n, line in enumerate(text.splitlines(), start=1) if OUTSIDE.search(line)]
+    assert not outside, f"{document.name} points outside the repository: {outside}"
+
+
+@pytest.mark.parametrize("document", DOCUMENTS, ids=lambda p: p.name)
+def test_the_paths_documents_name_exist(document: Path) -> None:
+    named = [p for p in referenced_paths(document.read_text(encoding="utf-8")) if p]
+    missing = [p for p in named if not (REPO / p).exists()]
+    assert named and not missing, f"{document.name} names paths that are not in the repository: {missing}"
+
+
+def test_the_document_checks_catch_what_they_must() -> None:
+    assert OUTSIDE.search("see /work/shared/LIB_API.md") and OUTSIDE.search("../notes.md")
+    assert not OUTSIDE.search("https://github.com/cs224n-book/transformers-executed/blob/main/book/x.ipynb")
+    assert referenced_paths("`lib/model/`, [x](README.md), `lib.model`, `tests/*.py`, `book/NN_x.ipynb`") == [
+        "lib/model/",
+        "README.md",
+    ]

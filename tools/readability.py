@@ -1,0 +1,360 @@
+"""Measure how readable a built site is, page by page, in headless Chromium (issue 21).
+
+    python tools/readability.py [_build/html] [--page book/05_masking_decoding ...] [--json out.json] [--check]
+
+Every page is opened at 1280 x 900 CSS px (one Chromium driven by Selenium, the site served on
+localhost, as tests/test_browser.py does) and measured as a reader sees it:
+
+- **figure text**: for every SVG figure in the page's content, inline ``<svg>`` or ``<img src="*.svg">``,
+  the smallest rendered size of its ``<text>``, in CSS px: the font size in the SVG's own units times
+  the scale it is drawn at (rendered width / viewBox width, with any transform on the way: the text's
+  screen CTM). A raster figure (PNG, JPEG) has no measurable text: it is counted, with the factor it
+  is shrunk by (rendered width / natural width);
+- **overflow**: every output block (each child of a ``.cell_output``) that scrolls sideways or sticks
+  out of its cell (``scrollWidth > clientWidth``, in the block or inside it), every display equation
+  (``mjx-container[display="true"]``) that does, and, for information, every code input that does.
+
+It reports; it does not judge, except with ``--check``, which exits 1 if any figure text is below
+``--min-px`` (default 9) or anything overflows (the criteria of issue 21). The pages are those of the
+build's ``_toc.yml`` (the folder above ``_build``), else every HTML page of the build.
+
+Needs Debian's ``chromium`` and ``chromium-driver`` (``apt-get install -y chromium chromium-driver``) and
+selenium (in requirements.txt).
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import http.server
+import json
+import shutil
+import sys
+import tempfile
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import yaml
+
+WINDOW = (1280, 900)
+MIN_PX = 9.0
+CHROMIUM = ("/usr/bin/chromium", "chromium", "chromium-browser", "google-chrome")
+DRIVER = ("/usr/bin/chromedriver", "chromedriver")
+CHROMIUM_FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+    "--hide-scrollbars",
+)
+PAGE_TIMEOUT_S = 120
+NOT_PAGES = {"genindex", "search", "index", "py-modindex"}
+
+# Runs in the page (async): wait for the page and MathJax, then measure. Returns a JSON-able dict.
+MEASURE_JS = r"""
+const done = arguments[arguments.length - 1];
+const TOL = 1;  // px: sub-pixel rounding
+const content = document.querySelector("article") || document.querySelector("main") || document.body;
+const short = (s, n = 90) => (s || "").replace(/\s+/g, " ").trim().slice(0, n);
+
+// The smallest rendered font size (CSS px) of the <text> in an <svg> that is in the document.
+function smallestText(svg) {
+  let smallest = null, label = null, count = 0;
+  for (const t of svg.querySelectorAll("text")) {
+    if (!t.textContent.trim()) continue;
+    const m = t.getScreenCTM();
+    if (!m) continue;
+    const size = parseFloat(getComputedStyle(t).fontSize) * Math.hypot(m.a, m.b);
+    count++;
+    if (smallest === null || size < smallest) { smallest = size; label = short(t.textContent, 40); }
+  }
+  return {smallest, label, texts: count};
+}
+
+function viewBoxWidth(svg) {
+  const vb = svg.viewBox && svg.viewBox.baseVal;
+  if (vb && vb.width) return vb.width;
+  return parseFloat(svg.getAttribute("width")) || null;
+}
+
+// An <img> of an SVG file: fetch it, lay it out off screen at the size the page shows it, measure.
+async function measureImg(img) {
+  const box = img.getBoundingClientRect();
+  const text = await (await fetch(img.currentSrc || img.src)).text();
+  const doc = new DOMParser().parseFromString(text, "image/svg+xml");
+  const svg = document.importNode(doc.documentElement, true);
+  const holder = document.createElement("div");
+  holder.style.cssText = "position:absolute; left:0; top:0; visibility:hidden; pointer-events:none;";
+  svg.setAttribute("width", box.width);
+  svg.setAttribute("height", box.height);
+  holder.appendChild(svg);
+  document.body.appendChild(holder);
+  try {
+    const vbw = viewBoxWidth(svg);
+    return {...smallestText(svg), scale: vbw ? box.width / vbw : null};
+  } finally {
+    holder.remove();
+  }
+}
+
+// A box that scrolls or clips sideways, or whose content sticks out of it.
+const overflows = el => el.scrollWidth > el.clientWidth + TOL;
+
+function blockOverflow(block, cell) {
+  const found = [];
+  for (const el of [block, ...block.querySelectorAll("*")]) {
+    if (el.closest("svg") && el.tagName.toLowerCase() !== "svg") continue;
+    const style = getComputedStyle(el);
+    if (style.display === "inline" || !el.clientWidth) continue;
+    if (style.overflowX !== "visible" && overflows(el)) found.push({el, by: el.scrollWidth - el.clientWidth});
+  }
+  const right = cell.getBoundingClientRect().right, sticks = block.getBoundingClientRect().right - right;
+  if (sticks > TOL) found.push({el: block, by: sticks});
+  return found;
+}
+
+async function measure() {
+  const figures = [];
+  for (const img of content.querySelectorAll("img")) {
+    const src = img.getAttribute("src") || "";
+    const box = img.getBoundingClientRect();
+    if (!box.width) continue;
+    if (/\.svg(\?|#|$)/i.test(src)) {
+      try {
+        figures.push({kind: "svg-img", src, width: box.width, ...(await measureImg(img))});
+      } catch (e) {
+        figures.push({kind: "svg-img", src, width: box.width, error: String(e)});
+      }
+    } else {
+      figures.push({kind: "raster", src, width: box.width, natural: img.naturalWidth,
+                    shrink: img.naturalWidth ? box.width / img.naturalWidth : null});
+    }
+  }
+  for (const svg of content.querySelectorAll("svg")) {
+    if (svg.parentElement.closest("svg") || !svg.querySelector("text")) continue;
+    const box = svg.getBoundingClientRect();
+    if (!box.width) continue;
+    const vbw = viewBoxWidth(svg);
+    figures.push({kind: "svg-inline", src: short(svg.id || svg.getAttribute("class") || "inline svg", 60),
+                  width: box.width, scale: vbw ? box.width / vbw : null, ...smallestText(svg)});
+  }
+  const outputs = [];
+  let blocks = 0;
+  for (const cell of content.querySelectorAll(".cell_output")) {
+    if (cell.parentElement.closest(".cell_output")) continue;
+    for (const block of cell.children) {
+      blocks++;
+      const found = blockOverflow(block, cell);
+      if (found.length) {
+        const worst = found.reduce((a, b) => (b.by > a.by ? b : a));
+        outputs.push({classes: block.className || block.tagName.toLowerCase(), by: Math.round(worst.by),
+                      text: short(block.textContent)});
+      }
+    }
+  }
+  const displays = [...content.querySelectorAll('mjx-container[display="true"]')];
+  const math = displays.filter(overflows).map(m => ({by: m.scrollWidth - m.clientWidth,
+      tex: short((m.closest(".math") || m).getAttribute("data-tex") || m.textContent)}));
+  const inputs = [...content.querySelectorAll(".cell_input pre")];
+  return {
+    figures, outputs, output_blocks: blocks, math, math_displays: displays.length,
+    code_inputs: inputs.length, code_inputs_overflowing: inputs.filter(overflows).length,
+  };
+}
+
+const start = Date.now();
+const wait = () => {
+  if (document.readyState !== "complete") return setTimeout(wait, 50);
+  const go = () => measure().then(done, e => done({fatal: String(e)}));
+  if (!document.querySelector("span.math, div.math")) return go();
+  if (window.MathJax && MathJax.startup && MathJax.startup.promise) return MathJax.startup.promise.then(go, go);
+  if (Date.now() - start > 30000) return go();
+  setTimeout(wait, 50);
+};
+wait();
+"""
+
+
+def _find(candidates) -> str | None:
+    for c in candidates:
+        path = shutil.which(c) or (c if Path(c).is_file() else None)
+        if path:
+            return path
+    return None
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@contextmanager
+def serve(html: Path) -> Iterator[str]:
+    """Serve the folder ``html`` on localhost; yields its base URL."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_QuietHandler, directory=str(html)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@contextmanager
+def chromium(width: int = WINDOW[0], height: int = WINDOW[1]) -> Iterator[object]:
+    """One headless Chromium (Selenium), with a fresh profile, at ``width`` x ``height`` CSS px."""
+    browser, driver_path = _find(CHROMIUM), _find(DRIVER)
+    if browser is None or driver_path is None:
+        raise RuntimeError("no headless browser: apt-get install -y chromium chromium-driver")
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    profile = tempfile.mkdtemp(prefix="chromium-profile-")
+    options = webdriver.ChromeOptions()
+    options.binary_location = browser
+    for flag in (*CHROMIUM_FLAGS, f"--window-size={width},{height}", f"--user-data-dir={profile}"):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(options=options, service=Service(executable_path=driver_path))
+    try:
+        driver.set_page_load_timeout(PAGE_TIMEOUT_S)
+        driver.set_script_timeout(PAGE_TIMEOUT_S)
+        # --window-size sets the outer window; make the page's own viewport the width we measure at.
+        inner = driver.execute_script("return window.innerWidth")
+        if inner != width:
+            driver.set_window_size(2 * width - inner, height)
+        yield driver
+    finally:
+        driver.quit()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+def pages(html: Path) -> list[str]:
+    """The pages to measure: the build's ``_toc.yml`` (root first), else every page of ``html``."""
+    toc_file = html.resolve().parents[1] / "_toc.yml"
+    if toc_file.is_file():
+        toc = yaml.safe_load(toc_file.read_text(encoding="utf-8"))
+        found = [str(toc["root"])]
+
+        def walk(node):
+            if isinstance(node, dict):
+                if "file" in node:
+                    found.append(str(node["file"]))
+                for value in node.values():
+                    walk(value)
+            elif isinstance(node, list):
+                for item in node:
+                    walk(item)
+
+        walk({k: v for k, v in toc.items() if k != "root"})
+        return [str(Path(d).with_suffix("")) for d in found if (html / Path(d).with_suffix(".html")).is_file()]
+    skip = ("_static", "_sources", "_images", "mathjax")
+    return sorted(
+        p.relative_to(html).with_suffix("").as_posix()
+        for p in html.rglob("*.html")
+        if p.relative_to(html).parts[0] not in skip and p.stem not in NOT_PAGES
+    )
+
+
+def measure(html: Path, docnames: list[str], width: int = WINDOW[0]) -> dict[str, dict]:
+    """Every page's measurements (see the module docstring), by docname."""
+    results = {}
+    with serve(html) as url, chromium(width) as driver:
+        for docname in docnames:
+            driver.get(f"{url}/{docname}.html")
+            results[docname] = driver.execute_async_script(MEASURE_JS)
+    return results
+
+
+def summary(docname: str, seen: dict, min_px: float = MIN_PX) -> tuple[str, bool]:
+    """One page's report (a few lines) and whether it meets issue 21's criteria."""
+    if "fatal" in seen:
+        return f"{docname}: could not measure: {seen['fatal']}", False
+    svgs = [f for f in seen["figures"] if f["kind"] != "raster" and f.get("smallest") is not None]
+    rasters = [f for f in seen["figures"] if f["kind"] == "raster"]
+    lines = [f"{docname}"]
+    if svgs:
+        worst = min(svgs, key=lambda f: f["smallest"])
+        small = [f for f in svgs if f["smallest"] < min_px]
+        lines.append(
+            f"  SVG figures: {len(svgs)}; smallest text {worst['smallest']:.1f} px ({worst['label']!r} in "
+            f"{Path(worst['src']).name}, drawn at scale {worst['scale'] or 0:.2f}); {len(small)} with text < {min_px:g} px"
+        )
+        for f in small:
+            lines.append(f"    < {min_px:g} px: {f['smallest']:.1f} px {f['label']!r} in {Path(f['src']).name}")
+    else:
+        lines.append("  SVG figures: 0")
+    if rasters:
+        shrinks = [f["shrink"] for f in rasters if f["shrink"]]
+        lines.append(
+            f"  raster figures (text not measurable): {len(rasters)}, shown at "
+            f"{min(shrinks):.2f}-{max(shrinks):.2f} of their natural width"
+            if shrinks
+            else f"  raster figures: {len(rasters)}"
+        )
+    lines.append(f"  output blocks overflowing: {len(seen['outputs'])} of {seen['output_blocks']}")
+    for o in seen["outputs"]:
+        lines.append(f"    +{o['by']} px  [{o['classes']}]  {o['text']!r}")
+    lines.append(f"  display equations overflowing: {len(seen['math'])} of {seen['math_displays']}")
+    for m in seen["math"]:
+        lines.append(f"    +{m['by']} px  {m['tex']!r}")
+    lines.append(f"  (code inputs overflowing: {seen['code_inputs_overflowing']} of {seen['code_inputs']})")
+    ok = not rasters and all(f["smallest"] >= min_px for f in svgs) and not seen["outputs"] and not seen["math"]
+    return "\n".join(lines), ok
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "html", nargs="?", default="_build/html", type=Path, help="the built site (default _build/html)"
+    )
+    parser.add_argument("--page", action="append", help="a docname to measure (repeatable; default every page)")
+    parser.add_argument("--width", type=int, default=WINDOW[0], help="window width in CSS px (default 1280)")
+    parser.add_argument("--min-px", type=float, default=MIN_PX, help="smallest readable figure text (default 9)")
+    parser.add_argument("--json", type=Path, help="also write every measurement to this file")
+    parser.add_argument("--check", action="store_true", help="exit 1 if a page falls short of issue 21's criteria")
+    args = parser.parse_args(argv)
+    if not (args.html / "index.html").is_file() and not any(args.html.glob("*.html")):
+        parser.error(f"{args.html} is not a built site (no HTML pages in it)")
+    docnames = args.page or pages(args.html)
+    results = measure(args.html, docnames, args.width)
+    all_ok = True
+    totals = {"svg": 0, "raster": 0, "small": 0, "outputs": 0, "blocks": 0, "math": 0, "displays": 0}
+    smallest = None
+    for docname, seen in results.items():
+        text, ok = summary(docname, seen, args.min_px)
+        all_ok &= ok
+        print(text)
+        if "fatal" in seen:
+            continue
+        for f in seen["figures"]:
+            if f["kind"] == "raster":
+                totals["raster"] += 1
+            elif f.get("smallest") is not None:
+                totals["svg"] += 1
+                totals["small"] += f["smallest"] < args.min_px
+                smallest = f["smallest"] if smallest is None else min(smallest, f["smallest"])
+        totals["outputs"] += len(seen["outputs"])
+        totals["blocks"] += seen["output_blocks"]
+        totals["math"] += len(seen["math"])
+        totals["displays"] += seen["math_displays"]
+    print(
+        f"\nAll {len(results)} pages: {totals['svg']} SVG figures (smallest text "
+        f"{'-' if smallest is None else f'{smallest:.1f} px'}, {totals['small']} below {args.min_px:g} px), "
+        f"{totals['raster']} raster figures; {totals['outputs']} of {totals['blocks']} output blocks and "
+        f"{totals['math']} of {totals['displays']} display equations overflow"
+    )
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+    return 0 if all_ok or not args.check else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -293,6 +293,7 @@ def test_autograde_capstone(course):
 
 def test_capstone_is_outside_the_site_and_the_notebook_tests():
     import tomllib
+
     import yaml
 
     config = yaml.safe_load((REPO / "_config.yml").read_text())

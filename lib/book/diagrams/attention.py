@@ -146,7 +146,7 @@ def scaling_and_softmax(q: Tensor, k: Tensor) -> Figure:
 
     Top: the path from :math:`q` and :math:`k_j` to the weights, with the division by
     :math:`\sqrt{d_k}` between the dot product and the softmax. Bottom: the real scores
-    :math:`e_j = q^\top k_j` of one query (``q [d_k]``) against its keys (``k [T, d_k]``) and the
+    :math:`e_j = q k_j^\top` of one query (``q [d_k]``) against its keys (``k [T, d_k]``) and the
     softmax weights they give, unscaled (left: scores of size :math:`\sqrt{d_k}`, nearly one-hot
     weights) and scaled (right: unit-size scores, spread weights).
     """
@@ -174,7 +174,7 @@ def scaling_and_softmax(q: Tensor, k: Tensor) -> Figure:
     y = 7.1
     qb = c.box(0.1, y + 0.25, 2.0, 0.6, f"$q$ [{d_k}]", role="query", fontsize=9)
     kb = c.box(0.1, y - 0.65, 2.0, 0.6, f"$k_j$ [{T}, {d_k}]", role="key", fontsize=9)
-    dot = c.box(2.6, y - 0.35, 2.4, 0.8, r"$e_j = q^\top k_j$" + f"\nVar ≈ $d_k$ = {d_k}", role="input", fontsize=9)
+    dot = c.box(2.6, y - 0.35, 2.4, 0.8, r"$e_j = q k_j^\top$" + f"\nVar ≈ $d_k$ = {d_k}", role="input", fontsize=9)
     c.arrow(qb.right, dot.left, curve=-0.15)
     c.arrow(kb.right, dot.left, curve=0.15)
     div = c.box(
@@ -201,7 +201,7 @@ def scaling_and_softmax(q: Tensor, k: Tensor) -> Figure:
             0.2,
             6.6,
             5.05,
-            f"{name}: " + ("$e_j = q^\\top k_j$" if name == "unscaled" else "$e_j = q^\\top k_j / \\sqrt{d_k}$"),
+            f"{name}: " + ("$e_j = q k_j^\\top$" if name == "unscaled" else "$e_j = q k_j^\\top / \\sqrt{d_k}$"),
             role="input",
         )
         c.bars(x, 2.85, 5.8, 1.55, e, role="key", signed=True, top=float(scores.abs().max()))

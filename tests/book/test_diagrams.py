@@ -122,3 +122,22 @@ def test_the_roles_use_seaborns_colour_blind_palette():
     assert [tuple(round(c, 6) for c in rgb) for rgb in _CB] == [
         tuple(round(c, 6) for c in rgb) for rgb in sns.color_palette("colorblind")
     ]
+
+
+@pytest.mark.parametrize(
+    "draw",
+    [
+        lambda: seq2seq_bottleneck(Seq2SeqRNN(12, 64, attention="dot")),
+        lambda: qkv_dataflow(MultiHeadAttention(8, n_heads=1), torch.randn(1, 6, 8)),
+        lambda: qkv_dataflow(MultiHeadAttention(32, n_heads=4), torch.randn(3, 5, 32), head=2),
+        lambda: scaling_and_softmax(torch.randn(256), torch.randn(8, 256)),
+    ],
+    ids=["seq2seq_bottleneck", "qkv_dataflow", "qkv_dataflow_heads", "scaling_and_softmax"],
+)
+def test_chapter_1_to_3_schematics_fit_the_column_with_labels_of_9_pt(draw):
+    # issue 21: no wider than the page column (7 in), so the site shows them at their natural size,
+    # where 9 pt is 12 CSS px
+    fig = draw()
+    assert fig.get_size_inches()[0] <= 7.0 + 1e-9
+    sizes = [t.get_fontsize() for t in fig.findobj(matplotlib.text.Text) if t.get_text().strip()]
+    assert min(sizes) >= 9

@@ -14,6 +14,8 @@ from torch import nn
 from ...model.checks import check_int
 from .canvas import Box, Canvas
 
+FIGURE_WIDTH_IN = 7.0  # the page column: the figure is never wider, so its labels keep their size
+
 
 def _hidden_size(model: nn.Module | None, d_hidden: int | None) -> int:
     if model is not None:
@@ -30,7 +32,7 @@ def seq2seq_bottleneck(
     model: nn.Module | None = None,
     *,
     d_hidden: int | None = None,
-    source: Sequence[str] = ("7", "2", "9", "4"),
+    source: Sequence[str] = ("7", "2", "9"),
     step: int = 2,
 ) -> Figure:
     r"""The copy model of chapter 1 drawn twice: without attention (top) and with it (bottom).
@@ -43,7 +45,8 @@ def seq2seq_bottleneck(
     0-based; every step does the same).
 
     ``model``: a :class:`lib.Seq2SeqRNN`, whose hidden size labels the state (or pass ``d_hidden``).
-    ``source``: the source tokens to draw (the target is their copy).
+    ``source``: the source tokens to draw (the target is their copy). The figure is at most
+    ``FIGURE_WIDTH_IN`` wide, with labels of 9 pt or more: with 5 or 6 tokens it gets crowded.
     """
     d = _hidden_size(model, d_hidden)
     source = [str(s) for s in source]
@@ -63,11 +66,11 @@ def seq2seq_bottleneck(
     dec_x0 = bottleneck_x + 1.9
     dec_x = [dec_x0 + t * pitch for t in range(T)]
     width = dec_x[-1] + cell_w + 0.6
-    height = 10.45
-    c = Canvas(width, height, title="The bottleneck: an LSTM encoder-decoder without and with attention")
+    height = 10.85
+    c = Canvas(width, height, title="An LSTM encoder-decoder without and with attention", scale=FIGURE_WIDTH_IN / width)
 
     def row(y: float, label: str, attention: bool) -> None:
-        c.region(0.2, y - 1.35, width - 0.4, 5.45 if attention else 3.85, label, role="rnn")
+        c.region(0.2, y - 1.35, width - 0.4, 5.85 if attention else 3.85, label, role="rnn")
         # the encoder reads the source left to right
         enc = [c.box(x, y, cell_w, cell_h, "LSTM", role="encoder") for x in enc_x]
         for i, (box, token) in enumerate(zip(enc, source)):
@@ -135,7 +138,7 @@ def seq2seq_bottleneck(
             )
         c.text(
             0.45,
-            y + cell_h + 2.55,
+            y + cell_h + 3.3,
             r"$\alpha_{t,i} = \mathrm{softmax}_i(s_t^\top h_i)$,   $c_t = \sum_i \alpha_{t,i} h_i$" + "\n"
             "every step $t$ reads every $h_i$ directly (drawn for one step;\nline width = weight)",
             fontsize=9,
@@ -144,6 +147,6 @@ def seq2seq_bottleneck(
             va="top",
         )
 
-    row(7.45, "without attention", attention=False)
+    row(7.85, "without attention", attention=False)
     row(1.6, "with attention", attention=True)
     return c.done()

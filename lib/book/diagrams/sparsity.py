@@ -61,15 +61,21 @@ def sparsity_patterns(T: int = 16, window: int = 2, n_global: int = 2, n_random:
             bigbird,
         ),
     ]
-    cell, size, gap = 0.18, 0.18 * T, 1.0
-    width = 4 * size + 3 * gap + 1.0
-    c = Canvas(width, size + 2.2, title="Which query–key pairs are computed (rows: queries i, columns: keys j)")
+    # Two rows of two grids, drawn for the page column (about 7 in): the grids shrink with T so that
+    # the labels keep their size (9-10 pt) whatever T is.
+    cell = min(0.18, 2.6 / T)
+    size, gap = cell * T, 1.0
+    width = 2 * size + gap + 1.0
+    legend_h, row_h = 1.05, size + 1.4  # the legend's two lines; one row: label, grid, title
+    height = legend_h + 2 * row_h
+    c = Canvas(width, height, title="Which query–key pairs are computed\n(rows: queries i, columns: keys j)")
     for n, (name, grid, mask) in enumerate(panels):
-        x = 0.5 + n * (size + gap)
-        _grid(c, x, 1.2, grid, cell)
-        c.text(x + size / 2, 1.2 + size + 0.35, name, fontsize=10, bold=True)
+        x = 0.5 + (n % 2) * (size + gap)
+        y = legend_h + (1 - n // 2) * row_h + 0.55  # the grid's bottom edge
+        _grid(c, x, y, grid, cell)
+        c.text(x + size / 2, y + size + 0.15, name, va="bottom", fontsize=10, bold=True)
         pairs = int(mask.sum())
-        c.text(x + size / 2, 0.75, f"{pairs} of T² = {T * T} pairs ({pairs / T / T:.0%})", fontsize=9)
+        c.text(x + size / 2, y - 0.3, f"{pairs} of T² = {T * T} pairs ({pairs / T / T:.0%})", fontsize=9)
     labels = [
         ("window (|i − j| ≤ w)", "window"),
         ("global tokens", "global"),
@@ -77,9 +83,9 @@ def sparsity_patterns(T: int = 16, window: int = 2, n_global: int = 2, n_random:
         ("full / causal", "attends"),
     ]
     for n, (text, kind) in enumerate(labels):
-        x = 0.5 + n * (width - 1) / 4
+        x, y = 0.5 + (n % 2) * (size + gap), 0.6 - (n // 2) * 0.45
         c.ax.add_patch(
-            Rectangle((x, 0.15), 0.25, 0.25, facecolor=_light(color(KINDS[kind]), 0.25), edgecolor="#888888")
+            Rectangle((x, y), 0.25, 0.25, facecolor=_light(color(KINDS[kind]), 0.25), edgecolor="#888888")
         )
-        c.text(x + 0.35, 0.27, text, ha="left", fontsize=9)
+        c.text(x + 0.35, y + 0.12, text, ha="left", fontsize=9)
     return c.done()

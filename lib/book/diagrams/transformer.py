@@ -34,15 +34,15 @@ def _stack(
     for text, role in sublayers:
         start_y = y
         if norm_first:
-            boxes.append(c.box(x + 0.5, y, _COL_W - 1.0, _BOX_H * 0.75, "LayerNorm", role="norm", fontsize=9))
+            boxes.append(c.box(x + 0.5, y, _COL_W - 1.0, _BOX_H * 0.75, "LayerNorm", role="norm", fontsize=8))
             c.arrow((x + _COL_W / 2, y + _BOX_H * 0.75), (x + _COL_W / 2, y + _BOX_H * 0.75 + _GAP))
             y += _BOX_H * 0.75 + _GAP
-        sub = c.box(x + 0.2, y, _COL_W - 0.4, _BOX_H, text, role=role, fontsize=9)
+        sub = c.box(x + 0.2, y, _COL_W - 0.4, _BOX_H, text, role=role, fontsize=8)
         boxes.append(sub)
         c.arrow(sub.top, (sub.top[0], sub.top[1] + _GAP))
         y += _BOX_H + _GAP
         add = c.box(
-            x + 0.5, y, _COL_W - 1.0, _BOX_H * 0.75, "Add" if norm_first else "Add & Norm", role="norm", fontsize=9
+            x + 0.5, y, _COL_W - 1.0, _BOX_H * 0.75, "Add" if norm_first else "Add & Norm", role="norm", fontsize=8
         )
         boxes.append(add)
         # the residual connection: around the sub-layer, into the Add box
@@ -73,9 +73,9 @@ def transformer_diagram(model, batch_size: str = "B") -> Figure:
     norm_first = cfg.norm_first
     B = batch_size
 
-    enc_layer = [(f"Multi-head self-attention\nh={h}, d_head={d // h}", "attention")]
+    enc_layer = [(f"Multi-head self-attention\nH={h}, d_head={d // h}", "attention")]
     dec_layer = [
-        (f"Masked multi-head self-attention\nh={h} (causal mask)", "attention"),
+        (f"Masked multi-head self-attention\nH={h} (causal mask)", "attention"),
         ("Cross-attention: Q from decoder,\nK, V from encoder memory", "key"),
         (f"Feed-forward  {d} → {d_ff} → {d}\nmax(0, xW₁+b₁)W₂+b₂", "ffn"),
     ]
@@ -90,12 +90,12 @@ def transformer_diagram(model, batch_size: str = "B") -> Figure:
         width,
         height,
         title=f"The Transformer (slide 27): {n_enc} + {n_dec} layers, d_model={d}, {placement}",
-        scale=0.78,
+        scale=0.55,  # 6.9 in: the page column, so the labels show at their set size
     )
 
     # --- inputs, embeddings, positions ----------------------------------------------------------
     cx_enc, cx_dec = _ENC_X + _COL_W / 2, _DEC_X + _COL_W / 2
-    src = c.box(_ENC_X + 0.6, 0.2, _COL_W - 1.2, 0.6, f"source tokens  [{B}, S]", role="input", fontsize=9)
+    src = c.box(_ENC_X + 0.6, 0.2, _COL_W - 1.2, 0.6, f"source tokens  [{B}, S]", role="input", fontsize=8)
     tgt = c.box(
         _DEC_X + 0.6,
         0.2,
@@ -103,7 +103,7 @@ def transformer_diagram(model, batch_size: str = "B") -> Figure:
         0.6,
         f"target, shifted right  [{B}, T]\n<bos> y₁ … y_T-1",
         role="input",
-        fontsize=8.5,
+        fontsize=7.5,
     )
     emb_text = "Embedding {v} × {d}\n× √d_model = × {s:.3g}"
     src_emb = c.box(
@@ -113,7 +113,7 @@ def transformer_diagram(model, batch_size: str = "B") -> Figure:
         0.75,
         emb_text.format(v=cfg.src_vocab_size, d=d, s=d**0.5),
         role="input",
-        fontsize=9,
+        fontsize=8,
     )
     tgt_emb = c.box(
         _DEC_X + 0.2,
@@ -122,7 +122,7 @@ def transformer_diagram(model, batch_size: str = "B") -> Figure:
         0.75,
         emb_text.format(v=cfg.tgt_vocab_size, d=d, s=d**0.5),
         role="input",
-        fontsize=9,
+        fontsize=8,
     )
     c.arrow(src.top, src_emb.bottom)
     c.arrow(tgt.top, tgt_emb.bottom)
@@ -134,7 +134,7 @@ def transformer_diagram(model, batch_size: str = "B") -> Figure:
         "none": "(no positions)",
     }[cfg.position]
     for x, emb in ((_ENC_X, src_emb), (_DEC_X, tgt_emb)):
-        p = c.box(x + 0.5, 2.25, _COL_W - 1.0, 0.55, pos, role="norm", fontsize=9)
+        p = c.box(x + 0.5, 2.25, _COL_W - 1.0, 0.55, pos, role="norm", fontsize=8)
         c.arrow(emb.top, p.bottom)
         c.arrow(p.top, (p.top[0], base_y + 0.02))
     if shared:
@@ -145,7 +145,7 @@ def transformer_diagram(model, batch_size: str = "B") -> Figure:
             dashed=True,
             role="highlight",
             text="one shared\nmatrix",
-            fontsize=8.5,
+            fontsize=7.5,
         )
 
     # --- the two stacks ---------------------------------------------------------------------------
@@ -167,14 +167,14 @@ def transformer_diagram(model, batch_size: str = "B") -> Figure:
         top += 0.05
         if norm_first:  # pre-LN stacks end in one more LayerNorm
             c.arrow((x + _COL_W / 2, top), (x + _COL_W / 2, top + _GAP))
-            final = c.box(x + 0.5, top + _GAP, _COL_W - 1.0, _BOX_H * 0.75, "final LayerNorm", role="norm", fontsize=9)
+            final = c.box(x + 0.5, top + _GAP, _COL_W - 1.0, _BOX_H * 0.75, "final LayerNorm", role="norm", fontsize=8)
             top = final.top[1]
         return boxes, top
 
     _, enc_top = stack(_ENC_X, enc_layer, n_enc, "encoder", -1)
     dec_boxes, dec_top_drawn = stack(_DEC_X, dec_layer, n_dec, "decoder", +1)
     memory = c.box(
-        _ENC_X + 0.4, enc_top + 0.45, _COL_W - 0.8, 0.6, f"memory  [{B}, S, {d}]", role="encoder", fontsize=9
+        _ENC_X + 0.4, enc_top + 0.45, _COL_W - 0.8, 0.6, f"memory  [{B}, S, {d}]", role="encoder", fontsize=8
     )
     c.arrow((cx_enc, enc_top), memory.bottom)
     cross = dec_boxes[4 if norm_first else 2]  # the cross-attention sub-layer
@@ -189,7 +189,7 @@ def transformer_diagram(model, batch_size: str = "B") -> Figure:
         0.7,
         f"Linear {d} → {cfg.tgt_vocab_size}" + ("\n(weights = target embedding)" if tied else ""),
         role="output",
-        fontsize=9,
+        fontsize=8,
     )
     c.arrow((cx_dec, dec_top_drawn), linear.bottom)
     soft = c.box(
@@ -199,7 +199,7 @@ def transformer_diagram(model, batch_size: str = "B") -> Figure:
         0.6,
         f"softmax → p(y_t | y<t, x)\n[{B}, T, {cfg.tgt_vocab_size}]",
         role="output",
-        fontsize=8.5,
+        fontsize=7.5,
     )
     c.arrow(linear.top, soft.bottom)
     if tied:
@@ -214,7 +214,7 @@ def transformer_diagram(model, batch_size: str = "B") -> Figure:
             rotation=90,
             ha="left",
             va="center",
-            fontsize=8.5,
+            fontsize=7.5,
             color=color("highlight"),
         )
 
@@ -222,7 +222,7 @@ def transformer_diagram(model, batch_size: str = "B") -> Figure:
     n_params = sum(p.numel() for p in model.parameters())
     notes = [
         f"{n_params:,} parameters",
-        f"d_model = {d}, h = {h}, d_ff = {d_ff}",
+        f"d_model = {d}, H = {h}, d_ff = {d_ff}",
         f"dropout = {cfg.dropout}",
         "curved arrows: residual connections",
     ]
@@ -230,5 +230,5 @@ def transformer_diagram(model, batch_size: str = "B") -> Figure:
         notes.append("source/target embeddings shared")
     if tied:
         notes.append("output projection tied to embedding")
-    c.text(_ENC_X, height - 0.35, "\n".join(notes), ha="left", va="top", fontsize=9)
+    c.text(_ENC_X, height - 0.35, "\n".join(notes), ha="left", va="top", fontsize=8)
     return c.done()

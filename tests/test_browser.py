@@ -257,3 +257,30 @@ def test_chapter_buttons_and_solutions(docname: str, browser, site_url: str) -> 
             f"{docname}: a solution does not open on click"
         )
     assert not _console_errors(browser), f"{docname}: console errors while opening the solutions"
+
+
+# --- Readable at the column's width (issue 21): tools/readability.py's measurements, as a test ----------
+
+
+@pytest.mark.parametrize("docname", PAGES)
+def test_page_is_readable_at_the_column_width(docname: str, browser, site_url: str) -> None:
+    """Every SVG figure's text renders at >= 9 CSS px, no figure is a raster image, and no output block
+    or display equation scrolls sideways, in a 1280-px window."""
+    from tools.readability import MEASURE_JS, summary
+
+    browser.get(f"{site_url}/{docname}.html")
+    report, readable = summary(docname, browser.execute_async_script(MEASURE_JS))
+    assert readable, report
+
+
+def test_the_readability_check_can_fail() -> None:
+    from tools.readability import summary
+
+    fine = {"figures": [], "outputs": [], "output_blocks": 3, "math": [], "math_displays": 1}
+    fine |= {"code_inputs_overflowing": 0, "code_inputs": 2}
+    assert summary("page", fine)[1]
+    small = {"kind": "svg", "smallest": 6.0, "label": "x", "src": "a.svg", "scale": 0.5}
+    assert not summary("page", {**fine, "figures": [small]})[1]
+    assert not summary("page", {**fine, "outputs": [{"by": 40, "classes": "output", "text": "…"}]})[1]
+    assert not summary("page", {**fine, "math": [{"by": 12, "tex": "x"}]})[1]
+    assert not summary("page", {**fine, "figures": [{"kind": "raster", "shrink": 0.5, "src": "a.png"}]})[1]

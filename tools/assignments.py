@@ -166,6 +166,7 @@ def assignment_notebook(
     titles: dict[str, str] = {}
     pending: str | None = None  # the label whose solution cell came last: its check cell comes next
     label: str | None = None  # the label of the last {solution-start}
+    written: dict[str, str] = {}  # the written solutions of coding exercises, by label
     n_locked = 0
 
     def need(lbl: str) -> Exercise:
@@ -184,8 +185,9 @@ def assignment_notebook(
                     out.cells.append(statement_cell(part.label, part.markdown, need(part.label)))
                 elif part.kind == "solution":
                     ex = need(part.label)
-                    if ex.coding:
-                        raise ValueError(f"{name}: {part.label} has a written solution but a check in {GRADING.name}")
+                    if ex.coding:  # a coding exercise's written answer: the model answer of its question
+                        written[part.label] = part.markdown
+                        continue
                     out.cells.append(answer_cell(part.label, part.markdown, ex))
                     seen.add(part.label)
                 elif part.kind == "solution-start":  # the code cell after it is the solution
@@ -223,6 +225,10 @@ def assignment_notebook(
             pending = None
         else:
             out.cells.append(cell)
+    for lbl, answer in written.items():  # into the instructor's copy of the question's answer cell, if any
+        cells = [c for c in out.cells if c.metadata.get("nbgrader", {}).get("grade_id") == f"{lbl}-answer"]
+        if cells:
+            cells[0].source = answer_cell(lbl, answer, exercises[lbl]).source
     missing = set(exercises) - seen
     if missing:
         raise ValueError(f"{name}: {GRADING.name} lists exercises the notebook does not grade: {sorted(missing)}")

@@ -2,7 +2,7 @@ r"""Looking inside the heads of a model: record their attention weights, switch 
 
 - :func:`record_attention` records the weights ``[B, H, T_q, T_k]`` of every attention layer;
 - :func:`ablate_heads` zeroes chosen heads' outputs before ``W_O``
-  (``head_h = 0`` in ``[head_1; …; head_H] W_O``)::
+  (``head_h = 0`` in ``[head_0; …; head_{H-1}] W_O``, heads numbered from 0 as in the code)::
 
       with ablate_heads(model, {"layers.0.self_attn": [1]}):
           accuracy_without_head_1 = evaluate(model, test)
@@ -88,7 +88,7 @@ def ablate_heads(model: nn.Module, heads: Mapping[str, Sequence[int]]) -> Iterat
     contributes nothing:
 
     .. math::
-        \mathrm{MultiHead}(X) = [m_1 \mathrm{head}_1; \dots; m_H \mathrm{head}_H]\, W_O,
+        \mathrm{MultiHead}(X) = [m_0 \mathrm{head}_0; \dots; m_{H-1} \mathrm{head}_{H-1}]\, W_O,
         \qquad m_h = 0 \text{ for a removed head, } 1 \text{ otherwise}
 
     A forward pre-hook on each listed layer's ``out_proj`` (``W_O``) zeroes the removed heads'

@@ -184,7 +184,7 @@ def checkpoint_to_lib(n_layers: int) -> dict[str, str]:
     """The map from a BERT checkpoint's parameter names to :class:`MiniLM`'s.
 
     Per layer ``i``: ``attention.self.{query,key,value}`` are ``self_attn.{q,k,v}_proj``;
-    ``attention.output.dense`` is ``self_attn.out_proj`` (``W^O``); ``attention.output.LayerNorm``
+    ``attention.output.dense`` is ``self_attn.out_proj`` (``W_O``); ``attention.output.LayerNorm``
     is ``norm1``; ``intermediate.dense`` / ``output.dense`` are ``ff.linear1`` / ``ff.linear2``;
     ``output.LayerNorm`` is ``norm2``.
     """

@@ -39,23 +39,12 @@ import pytest
 import yaml
 
 from conftest import HTML, REPO, SiteBuild, skip_or_fail
+from tools.readability import CHROMIUM, CHROMIUM_FLAGS, DRIVER, QuietHandler, find_executable
 
 pytestmark = [pytest.mark.site, pytest.mark.browser]
 
-CHROMIUM = ("/usr/bin/chromium", "chromium", "chromium-browser", "google-chrome")
-DRIVER = ("/usr/bin/chromedriver", "chromedriver")
-CHROMIUM_FLAGS = (
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-dev-shm-usage",
-    "--window-size=1280,900",
-)
+# The browser and its flags are tools/readability.py's, the measuring script this test shares.
+CHROMIUM_FLAGS = (*CHROMIUM_FLAGS, "--window-size=1280,900")
 PAGE_TIMEOUT_S = 60
 CHAPTER = re.compile(r"^book/\d\d_[^/]+$")
 
@@ -82,23 +71,10 @@ def _toc_docnames() -> list[str]:
 PAGES = _toc_docnames()
 
 
-def _find(candidates) -> str | None:
-    for c in candidates:
-        path = shutil.which(c) or (c if Path(c).is_file() else None)
-        if path:
-            return path
-    return None
-
-
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):  # keep pytest's output clean
-        pass
-
-
 @pytest.fixture(scope="module")
 def site_url(site_build: SiteBuild):
     site_build.require_success()
-    handler = functools.partial(_QuietHandler, directory=str(HTML))
+    handler = functools.partial(QuietHandler, directory=str(HTML))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -109,7 +85,7 @@ def site_url(site_build: SiteBuild):
 
 @pytest.fixture(scope="module")
 def browser():
-    chromium, driver_path = _find(CHROMIUM), _find(DRIVER)
+    chromium, driver_path = find_executable(CHROMIUM), find_executable(DRIVER)
     if chromium is None or driver_path is None:
         skip_or_fail(
             "no headless browser: install Debian's chromium and chromium-driver "

@@ -182,7 +182,7 @@ wait();
 """
 
 
-def _find(candidates) -> str | None:
+def find_executable(candidates) -> str | None:
     for c in candidates:
         path = shutil.which(c) or (c if Path(c).is_file() else None)
         if path:
@@ -190,7 +190,7 @@ def _find(candidates) -> str | None:
     return None
 
 
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, *args):
         pass
 
@@ -198,7 +198,7 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 @contextmanager
 def serve(html: Path) -> Iterator[str]:
     """Serve the folder ``html`` on localhost; yields its base URL."""
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_QuietHandler, directory=str(html)))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(QuietHandler, directory=str(html)))
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
@@ -211,7 +211,7 @@ def serve(html: Path) -> Iterator[str]:
 @contextmanager
 def chromium(width: int = WINDOW[0], height: int = WINDOW[1]) -> Iterator[object]:
     """One headless Chromium (Selenium), with a fresh profile, at ``width`` x ``height`` CSS px."""
-    browser, driver_path = _find(CHROMIUM), _find(DRIVER)
+    browser, driver_path = find_executable(CHROMIUM), find_executable(DRIVER)
     if browser is None or driver_path is None:
         raise RuntimeError("no headless browser: apt-get install -y chromium chromium-driver")
     from selenium import webdriver

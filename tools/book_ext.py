@@ -60,7 +60,7 @@ NO_CHAPTER = "—"
 RUNTIMES_JSON = "chapter-runtimes.json"
 
 
-CLAIM_LINE = re.compile(r"^(?P<mark>[✔✘]) Claim: (?P<statement>.+?)(?: — (?P<values>.*))?$")
+CLAIM_LINE = re.compile(r"^(?P<mark>[✔✘]) (?P<kind>Claim|Check): (?P<statement>.+?)(?: — (?P<values>.*))?$")
 
 
 class runtime_placeholder(nodes.Inline, nodes.TextElement):

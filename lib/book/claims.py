@@ -7,6 +7,11 @@ its plain-text form, for consoles, nbval and the site build, is one line::
     ✔ Claim: attention holds its accuracy as length grows — acc_T32=0.973, drop=0.012
 
 A claim that does not hold raises ``AssertionError`` with the same line (``✘`` instead of ``✔``).
+
+:func:`check` is its sibling for what is *not* a finding: an identity or an integrity check whose
+outcome is known before the run (a hash the loader already enforced, a formula transcribed from
+``lib``, two implementations agreeing to rounding). It is shown and asserted the same way, with
+``Check:`` instead of ``Claim:``, and the Claims appendix counts checks apart from claims.
 The site build collects the lines from every chapter's outputs into the Claims appendix
 (``book/claims``), so the line's format is part of the contract: ``"✔ Claim: "`` + statement +
 ``" — "`` + values.
@@ -23,6 +28,7 @@ from dataclasses import dataclass
 import torch
 
 HELD, FAILED = "✔", "✘"
+CLAIM, CHECK = "Claim", "Check"  # the two kinds: a finding of an experiment, or an identity/integrity check
 PREFIX = "Claim: "
 SEPARATOR = " — "
 
@@ -50,9 +56,9 @@ def format_value(value: object) -> str:
     return str(value)
 
 
-def claim_line(statement: str, holds: bool, measured: Mapping[str, object]) -> str:
-    """The one line :func:`claim` shows in plain text: mark, statement, measured values."""
-    return CheckedClaim.of(statement, holds, measured).line
+def claim_line(statement: str, holds: bool, measured: Mapping[str, object], kind: str = CLAIM) -> str:
+    """The one line :func:`claim` (or :func:`check`) shows in plain text: mark, statement, measured values."""
+    return CheckedClaim.of(statement, holds, measured, kind).line
 
 
 # Inline styles only (no stylesheet reaches Jupyter, Colab and the site alike). Colours are
@@ -73,23 +79,28 @@ _VALUE_STYLE = "display: inline-block; margin-right: 1.2em;"
 class CheckedClaim:
     """A checked claim as :func:`claim` shows it: ``str()`` is its one line, ``_repr_html_`` its box.
 
-    ``values`` are the measured values, already formatted (``name -> text``), in the caller's order.
+    ``values`` are the measured values, already formatted (``name -> text``), in the caller's order;
+    ``kind`` is ``"Claim"`` (a finding) or ``"Check"`` (an identity or integrity check).
     """
 
     statement: str
     holds: bool
     values: tuple[tuple[str, str], ...] = ()
+    kind: str = CLAIM
 
     @classmethod
-    def of(cls, statement: str, holds: bool, measured: Mapping[str, object]) -> CheckedClaim:
-        return cls(statement, holds, tuple((name, format_value(value)) for name, value in measured.items()))
+    def of(cls, statement: str, holds: bool, measured: Mapping[str, object], kind: str = CLAIM) -> CheckedClaim:
+        if kind not in (CLAIM, CHECK):
+            raise ValueError(f"kind must be {CLAIM!r} or {CHECK!r}, got {kind!r}")
+        values = tuple((name, format_value(value)) for name, value in measured.items())
+        return cls(statement, holds, values, kind)
 
     @property
     def line(self) -> str:
         """The plain-text form: ``"✔ Claim: statement — name=value, ..."`` (as :func:`claim_line`)."""
         values = ", ".join(f"{name}={value}" for name, value in self.values)
         mark = HELD if self.holds else FAILED
-        return f"{mark} {PREFIX}{self.statement}" + (f"{SEPARATOR}{values}" if values else "")
+        return f"{mark} {self.kind}: {self.statement}" + (f"{SEPARATOR}{values}" if values else "")
 
     def __str__(self) -> str:
         return self.line
@@ -103,7 +114,7 @@ class CheckedClaim:
         status = "held" if self.holds else "did not hold"
         head = (
             f'<div><span style="{_MARK_STYLE.format(rgb=rgb)}" title="the claim {status}">{mark}</span>'
-            f"<strong>{html.escape(PREFIX)}</strong>{html.escape(self.statement)}</div>"
+            f"<strong>{html.escape(self.kind)}: </strong>{html.escape(self.statement)}</div>"
         )
         values = ""
         if self.values:
@@ -141,6 +152,22 @@ def claim(statement: str, holds: bool, **measured: object) -> None:
     ``measured`` are the numbers it was decided on. Raises ``AssertionError`` with the same line
     if the claim does not hold, so a chapter that runs to its end is a chapter whose claims held.
     """
+    _show(CLAIM, statement, holds, measured)
+
+
+def check(statement: str, holds: bool, **measured: object) -> None:
+    """Assert an identity or integrity check and show it, like :func:`claim` but marked ``Check:``.
+
+    >>> check("lib's encoder matches transformers' BertModel", err < 1e-4, max_abs_diff=err)
+    ✔ Check: lib's encoder matches transformers' BertModel — max_abs_diff=3.1e-06
+
+    Use it where the outcome is known before the experiment (two implementations of one formula
+    agree, a file has the hash the loader enforced): it guards the page, it is not a finding.
+    """
+    _show(CHECK, statement, holds, measured)
+
+
+def _show(kind: str, statement: str, holds: bool, measured: Mapping[str, object]) -> None:
     if not isinstance(statement, str) or not statement.strip():
         raise TypeError(f"statement must be a non-empty str, got {statement!r}")
     if isinstance(holds, torch.Tensor):
@@ -157,7 +184,7 @@ def claim(statement: str, holds: bool, **measured: object) -> None:
             pass
     if not isinstance(holds, bool):
         raise TypeError(f"holds must be a bool (the outcome of the check), got {type(holds).__name__}")
-    shown = CheckedClaim.of(statement.strip(), holds, measured)
+    shown = CheckedClaim.of(statement.strip(), holds, measured, kind)
     if not holds:
         raise AssertionError(shown.line)
     if not _display(shown):

@@ -228,16 +228,32 @@ def test_every_chapter_checks_claims(chapter: Path, built) -> None:
 
 def test_claims_ledger_lists_every_claim_with_its_values(built) -> None:
     page = _page("book/claims")
-    rows = [r for r in page.runtime_rows if len(r) == 4 and r[0] != "Chapter"]
+    rows = [r for r in page.runtime_rows if len(r) == 5 and r[0] != "Chapter"]
     expected = []
     for notebook in sorted((EXECUTED / "book").glob("*.ipynb")):
         for line in _claim_lines(notebook):
             m = CLAIM_LINE.match(line)
-            expected.append((" ".join(m["statement"].split()), " ".join((m["values"] or "").split())))
+            label = m["statement"] if m["kind"] == "Claim" else f"Check: {m['statement']}"
+            expected.append((" ".join(label.split()), " ".join((m["values"] or "").split())))
     assert expected, "no notebook checked a claim"
     found = [(r[1], r[2]) for r in rows]
     assert sorted(found) == sorted(expected), "the Claims appendix does not list exactly the claims the build checked"
     assert all(r[3] == "✔" for r in rows)
+
+
+def test_claims_ledger_shows_every_chapter_claim_held_on_every_seed_of_the_sweep(built) -> None:
+    """Every claim a chapter checked in this build has a sweep entry with the same statement, held N/N.
+
+    A claim whose statement changed, or a claim added since the sweep, shows "no sweep entry":
+    run `python tools/sweep.py NN` for its chapter (tests/test_sweep.py checks the code hashes).
+    """
+    rows = [r for r in _page("book/claims").runtime_rows if len(r) == 5 and r[0] != "Chapter"]
+    chapter_rows = [r for r in rows if r[0][:1].isdigit()]
+    assert chapter_rows, "no chapter claims in the Claims appendix"
+    for chapter, statement, _values, _held, over_seeds in chapter_rows:
+        m = re.match(r"^(\d+)/(\d+)\b", over_seeds)
+        assert m, f"{chapter}: {statement!r} has no sweep result ({over_seeds!r}): run python tools/sweep.py"
+        assert m[1] == m[2] and int(m[2]) >= 10, f"{chapter}: {statement!r} held on {m[0]} seeds of the sweep"
     text = (HTML / "book" / "claims.html").read_text(encoding="utf-8")
     for chapter in CHAPTERS:
         if _claim_lines(EXECUTED / "book" / chapter.name):

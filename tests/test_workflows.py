@@ -7,7 +7,8 @@ README says they do.
   severity; `zizmor.yml` lets GitHub's own `actions/*` be pinned by tag (see its comment);
 - `test` runs `.ci/run` (the README's test command) with Python 3.11 and pip caching, on push and
   pull request; `book` builds with the README's build command and deploys to Pages; `latest` runs
-  weekly and by hand, with the newest releases of every dependency of lib;
+  weekly and by hand, with the newest releases of every dependency of lib; `sweep` runs the seed
+  sweep (tools/sweep.py) weekly and by hand and uploads its file;
 - every job states its permissions, the workflow-level default is none, and every checkout
   leaves no credentials behind.
 """
@@ -53,8 +54,8 @@ def _readme_command(which: str) -> str:
     return found[0]
 
 
-def test_the_three_workflows_exist() -> None:
-    assert {p.stem for p in FILES} >= {"test", "book", "latest"}, FILES
+def test_the_workflows_exist() -> None:
+    assert {p.stem for p in FILES} >= {"test", "book", "latest", "sweep"}, FILES
 
 
 def test_workflows_match_githubs_schema() -> None:
@@ -142,3 +143,12 @@ def test_latest_workflow_upgrades_every_dependency_of_lib_weekly() -> None:
     assert names <= set(line.split()), f"latest.yml must upgrade every dependency of lib: {names - set(line.split())}"
     runs = " ".join(s.get("run", "") for s in _steps(workflow))
     assert "pytest tests" in runs and "pytest -n 2 --dist loadfile book" in runs
+
+
+def test_sweep_workflow_runs_the_seed_sweep_weekly_and_keeps_its_file() -> None:
+    workflow = _load("sweep")
+    assert "schedule" in _on(workflow) and "workflow_dispatch" in _on(workflow)
+    runs = [step.get("run", "") for step in _steps(workflow)]
+    assert any("tools/sweep.py --seeds 10" in run for run in runs), runs
+    uploads = [s for s in _steps(workflow) if s.get("uses", "").startswith("actions/upload-artifact")]
+    assert uploads and uploads[0]["with"]["path"] == "book/claims_sweep.json"

@@ -61,6 +61,34 @@ RUNTIMES_JSON = "chapter-runtimes.json"
 
 
 CLAIM_LINE = re.compile(r"^(?P<mark>[✔✘]) (?P<kind>Claim|Check): (?P<statement>.+?)(?: — (?P<values>.*))?$")
+CLAIM, CHECK = "Claim", "Check"
+SWEEP_FILE = "book/claims_sweep.json"  # written by tools/sweep.py
+
+
+def read_sweep(path: Path) -> dict[str, dict]:
+    """The seed sweep by chapter number ("04"), each claim keyed by (statement, occurrence in the chapter)."""
+    if not path.is_file():
+        return {}
+    data = json.loads(path.read_text(encoding="utf-8"))
+    sweep = {}
+    for number, entry in data.get("chapters", {}).items():
+        seen: dict[str, int] = {}
+        keyed: dict = {"seeds": entry["seeds"]}
+        for claim in entry["claims"]:
+            occurrence = seen.get(claim["statement"], 0)
+            seen[claim["statement"]] = occurrence + 1
+            keyed[claim["statement"], occurrence] = claim
+        sweep[number] = keyed
+    return sweep
+
+
+def _span(low: float, high: float) -> str:
+    """``0.95–0.99``, or one number if every seed measured the same."""
+
+    def short(x: float) -> str:
+        return f"{x:.3g}" if abs(x) < 1e5 else f"{x:.2e}"
+
+    return short(low) if short(low) == short(high) else f"{short(low)}–{short(high)}"
 
 
 class runtime_placeholder(nodes.Inline, nodes.TextElement):
@@ -174,12 +202,13 @@ class FillRuntimes(SphinxPostTransform):
             para = nodes.paragraph()
             para += nodes.emphasis("", "This build executed no notebook, so it checked no claim.")
             return para
+        sweep = read_sweep(Path(env.srcdir, SWEEP_FILE))
         order = {doc: number for number, doc in chapter_docs(env).items()}
         docs = sorted(claims, key=lambda d: (order.get(d, 99), d))
         table = nodes.table(classes=["claims-ledger"])
-        group = nodes.tgroup(cols=4)
+        group = nodes.tgroup(cols=5)
         table += group
-        for width in (18, 47, 28, 7):
+        for width in (14, 38, 24, 6, 18):
             group += nodes.colspec(colwidth=width)
 
         def row(cells, bold=False):
@@ -191,26 +220,64 @@ class FillRuntimes(SphinxPostTransform):
             return r
 
         head = nodes.thead()
-        head += row([nodes.Text(t) for t in ("Chapter", "Claim", "Measured in this build", "Held")])
+        headings = ("Chapter", "Claim", "Measured in this build", "Held", "Held on seeds (range of values)")
+        head += row([nodes.Text(t) for t in headings])
         body = nodes.tbody()
-        total = held = 0
+        tally = {CLAIM: [0, 0], CHECK: [0, 0]}  # kind -> [held, total] in this build
+        swept = [0, 0]  # claims of swept pages: [held on every seed, total]
         for docname in docs:
             title = env.titles[docname].astext() if docname in env.titles else docname
             try:
                 uri = builder.get_relative_uri(env.docname, docname)
             except Exception:  # noqa: BLE001 - builders without URIs
                 uri = docname
+            m = CHAPTER_DOC.match(docname)
+            entry = sweep.get(m.group(1)) if m else None
+            seen: dict[str, int] = {}
             for claim in claims[docname]:
-                total += 1
-                held += claim["held"]
+                kind = claim.get("kind", CLAIM)
+                tally[kind][0] += claim["held"]
+                tally[kind][1] += 1
+                occurrence = seen.get(claim["statement"], 0)
+                seen[claim["statement"]] = occurrence + 1
                 chapter = nodes.reference("", title, internal=True, refuri=uri)
-                statement = nodes.reference("", claim["statement"], internal=True, refuri=f"{uri}#{claim['anchor']}")
+                label = f"{CHECK}: {claim['statement']}" if kind == CHECK else claim["statement"]
+                statement = nodes.reference("", label, internal=True, refuri=f"{uri}#{claim['anchor']}")
                 values = nodes.literal(claim["values"], claim["values"]) if claim["values"] else nodes.Text("")
-                body += row([chapter, statement, values, nodes.Text("✔" if claim["held"] else "✘")])
+                over_seeds = nodes.Text("not swept" if m is None else "—")
+                if entry is not None:
+                    found = entry.get((claim["statement"], occurrence))
+                    if found is None:
+                        over_seeds = nodes.Text("no sweep entry")
+                    else:
+                        held_on, n = len(found["held"]), len(entry["seeds"])
+                        swept[0] += held_on == n
+                        swept[1] += 1
+                        over_seeds = nodes.inline()
+                        over_seeds += nodes.strong("", f"{held_on}/{n}")
+                        ranges = "; ".join(
+                            f"{name} {_span(low, high)}" for name, (low, high) in found["values"].items()
+                        )
+                        if ranges:
+                            over_seeds += nodes.Text(" · ")
+                            over_seeds += nodes.literal(ranges, ranges)
+                body += row([chapter, statement, values, nodes.Text("✔" if claim["held"] else "✘"), over_seeds])
         group += head
         group += body
         summary = nodes.paragraph()
-        summary += nodes.Text(f"{held} of {total} claims held in the build that made this site, in {len(docs)} pages.")
+        (held, total), (checks_held, checks) = tally[CLAIM], tally[CHECK]
+        text = (
+            f"In the build that made this site, {held} of {total} claims held, and {checks_held} of {checks} checks"
+            f" (identities and integrity checks, counted apart), in {len(docs)} pages."
+        )
+        if swept[1]:
+            seeds = sorted({n for e in sweep.values() for n in [len(e["seeds"])]})
+            n_text = "/".join(map(str, seeds))
+            text += (
+                f" Over the seed sweep ({n_text} seeds per chapter, run with `python tools/sweep.py`),"
+                f" {swept[0]} of the {swept[1]} claims and checks of the chapters held on every seed."
+            )
+        summary += nodes.Text(text)
         summary["classes"].append("claims-summary")
         return nodes.container("", summary, table, classes=["claims-ledger-wrapper"])
 
@@ -280,7 +347,13 @@ def collect_claims(app: Sphinx, doctree: nodes.document) -> None:
             node["ids"].append(anchor)
         for m in lines:
             found.append(
-                {"statement": m["statement"], "values": m["values"] or "", "held": m["mark"] == "✔", "anchor": anchor}
+                {
+                    "kind": m["kind"],
+                    "statement": m["statement"],
+                    "values": m["values"] or "",
+                    "held": m["mark"] == "✔",
+                    "anchor": anchor,
+                }
             )
     if found:
         _claims(env)[env.docname] = found
@@ -339,6 +412,7 @@ class ClaimsLedger(SphinxDirective):
 
     def run(self):
         _users(self.env)[self.env.docname] = True
+        self.env.note_dependency(SWEEP_FILE)  # the page is rebuilt when the sweep changes
         return [claims_placeholder()]
 
 

@@ -1,0 +1,274 @@
+"""The seed sweep: run chapters over N seeds and record, for every claim, on how many it held.
+
+    python tools/sweep.py                  # every chapter, SEED = 0 … 9, one job per core
+    python tools/sweep.py 04 06 --seeds 10 # only chapters 4 and 6 (the others' entries are kept)
+    python tools/sweep.py --check          # changes nothing; fails if the sweep file is stale
+
+Each chapter is executed exactly as a reader runs it, with papermill setting its ``SEED`` (the cell
+tagged ``parameters``) to each seed in turn; nothing else changes. Every ``✔ Claim:`` / ``✔ Check:``
+line the run shows (`lib.claim`, `lib.check`) is collected, and so is the ``✘`` line of a claim
+that failed (papermill stops the run there; the claims after it count as not reached). The results
+go to ``book/claims_sweep.json`` (committed), which the Claims appendix reads:
+
+- per chapter: the SHA-256 of its code cells when it was swept (a later change of the code makes the
+  entry stale: ``--check`` and ``tests/test_sweep.py`` fail until the chapter is swept again), the
+  seeds, and the run time of each seed;
+- per claim (in the order the chapter checks them): its kind, its statement, the seeds on which it
+  held, and the minimum and maximum of each numeric value it showed, over the seeds.
+
+Claims are matched across seeds by their statement (and its occurrence in the chapter), so a
+statement must not contain a measured number: the values belong in ``lib.claim``'s keywords.
+
+Runs are independent processes, ``--jobs`` of them at a time (default: one per core; every chapter
+uses one torch thread). Papermill's kernels get ``TQDM_DISABLE=1``, as the site build's do.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BOOK = ROOT / "book"
+SWEEP_FILE = BOOK / "claims_sweep.json"
+CHAPTER_FILE = re.compile(r"^(\d\d)_[a-z0-9_]+\.ipynb$")
+LINE = re.compile(r"^(?P<mark>[✔✘]) (?P<kind>Claim|Check): (?P<statement>.+?)(?: — (?P<values>.*))?$")
+DEFAULT_SEEDS = 10
+
+
+def chapters() -> dict[str, Path]:
+    """Every chapter notebook, by its two-digit number: ``{"01": book/01_rnn_bottleneck.ipynb, …}``."""
+    found = {}
+    for path in sorted(BOOK.glob("*.ipynb")):
+        m = CHAPTER_FILE.match(path.name)
+        if m:
+            found[m[1]] = path
+    return found
+
+
+def code_sha256(notebook: Path) -> str:
+    """SHA-256 of a notebook's code, the cells a reader runs (the Colab setup cell excluded).
+
+    The setup cell (tagged ``remove-cell``) only installs ``lib`` in Colab and changes when the book
+    is moved to another branch (``tools/retarget.py``); it cannot change a claim.
+    """
+    nb = json.loads(notebook.read_text(encoding="utf-8"))
+    code = [
+        "".join(cell["source"])
+        for cell in nb["cells"]
+        if cell["cell_type"] == "code" and "remove-cell" not in cell.get("metadata", {}).get("tags", [])
+    ]
+    return hashlib.sha256("\n# ---- cell ----\n".join(code).encode()).hexdigest()
+
+
+def split_values(text: str) -> list[tuple[str, str]]:
+    """``"a=0.5, b=[1, 2], c={x: 1}"`` → ``[("a", "0.5"), ("b", "[1, 2]"), ("c", "{x: 1}")]``."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch in "[{(":
+            depth += 1
+        elif ch in "]})":
+            depth -= 1
+        elif ch == "," and depth == 0 and text[i + 1 : i + 2] == " ":
+            parts.append(text[start:i])
+            start = i + 2
+    parts.append(text[start:])
+    pairs = []
+    for part in parts:
+        name, sep, value = part.partition("=")
+        if sep:
+            pairs.append((name.strip(), value.strip()))
+    return pairs
+
+
+def as_number(text: str) -> float | None:
+    """The value as a float if it is one number (``"0.973"``, ``"3.1e-06"``, ``"12"``); else None."""
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if value == value else None  # NaN is not a range
+
+
+def claim_lines(notebook: dict) -> list[re.Match]:
+    """Every claim/check line in an executed notebook's outputs, in order, the failing one included."""
+    found = []
+    for cell in notebook["cells"]:
+        for output in cell.get("outputs", []):
+            if output["output_type"] == "stream":
+                text = "".join(output["text"])
+            elif output["output_type"] in ("display_data", "execute_result"):
+                text = "".join(output.get("data", {}).get("text/plain", ""))
+            elif output["output_type"] == "error":
+                text = output.get("evalue", "")
+            else:
+                continue
+            found += [m for line in text.splitlines() if (m := LINE.match(line.strip()))]
+    return found
+
+
+@dataclass
+class Run:
+    """One chapter executed at one seed."""
+
+    chapter: str
+    seed: int
+    seconds: float = 0.0
+    error: str = ""  # the exception papermill reported, if the run stopped early
+    lines: list[re.Match] = field(default_factory=list)
+
+
+def run_chapter(chapter: str, path: Path, seed: int, workdir: Path) -> Run:
+    """Execute `path` with ``SEED = seed`` under papermill; collect its claim lines."""
+    out = workdir / f"{path.stem}.seed{seed}.ipynb"
+    env = {**os.environ, "TQDM_DISABLE": "1", "MPLBACKEND": "Agg", "OMP_NUM_THREADS": "1"}
+    command = [sys.executable, "-m", "papermill", str(path), str(out), "-p", "SEED", str(seed)]
+    command += ["--cwd", str(path.parent), "-k", "python3", "--no-progress-bar", "--log-level", "ERROR"]
+    start = time.perf_counter()
+    done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+    run = Run(chapter, seed, seconds=time.perf_counter() - start)
+    if out.exists():
+        run.lines = claim_lines(json.loads(out.read_text(encoding="utf-8")))
+    if done.returncode != 0:
+        tail = (done.stderr or done.stdout).strip().splitlines()
+        run.error = next((line for line in reversed(tail) if line.strip()), f"exit status {done.returncode}")
+    return run
+
+
+def summarise(path: Path, runs: list[Run]) -> dict:
+    """The sweep entry of one chapter: per claim, the seeds it held on and each value's min–max."""
+    seeds = sorted(run.seed for run in runs)
+    claims: dict[tuple[str, int], dict] = {}
+    order: list[tuple[str, int]] = []
+    for run in sorted(runs, key=lambda r: r.seed):
+        seen: Counter[str] = Counter()
+        for m in run.lines:
+            key = (m["statement"], seen[m["statement"]])
+            seen[m["statement"]] += 1
+            if key not in claims:
+                claims[key] = {"kind": m["kind"], "statement": m["statement"], "held": [], "failed": [], "values": {}}
+                order.append(key)
+            entry = claims[key]
+            entry["held" if m["mark"] == "✔" else "failed"].append(run.seed)
+            for name, text in split_values(m["values"] or ""):
+                number = as_number(text)
+                if number is None:
+                    continue
+                low, high = entry["values"].get(name, (number, number))
+                entry["values"][name] = (min(low, number), max(high, number))
+    return {
+        "notebook": path.name,
+        "code_sha256": code_sha256(path),
+        "seeds": seeds,
+        "seconds": {str(run.seed): round(run.seconds, 1) for run in sorted(runs, key=lambda r: r.seed)},
+        "errors": {str(run.seed): run.error for run in runs if run.error},
+        "claims": [
+            {**claims[key], "values": {name: list(span) for name, span in claims[key]["values"].items()}}
+            for key in order
+        ],
+    }
+
+
+def dumps(sweep: dict) -> str:
+    """JSON, one key per line, but every list of numbers on one line (a short, reviewable diff)."""
+    text = json.dumps(sweep, indent=1, ensure_ascii=False)
+    numbers = re.compile(r"\[\s*(-?[\d.eE+-]+(?:,\s*-?[\d.eE+-]+)*)\s*\]")
+    return numbers.sub(lambda m: "[" + ", ".join(x.strip() for x in m[1].split(",")) + "]", text) + "\n"
+
+
+def load() -> dict:
+    if SWEEP_FILE.exists():
+        return json.loads(SWEEP_FILE.read_text(encoding="utf-8"))
+    return {"chapters": {}}
+
+
+def problems(sweep: dict, numbers: list[str] | None = None) -> list[str]:
+    """What makes the sweep stale or failing (for `numbers`, default every chapter); empty if all is N/N."""
+    found = []
+    for number, path in chapters().items():
+        if numbers is not None and number not in numbers:
+            continue
+        entry = sweep.get("chapters", {}).get(number)
+        if entry is None:
+            found.append(f"chapter {number} ({path.name}) has no sweep entry: run python tools/sweep.py {number}")
+            continue
+        if entry["code_sha256"] != code_sha256(path):
+            found.append(f"chapter {number}: its code changed since it was swept: run python tools/sweep.py {number}")
+        n = len(entry["seeds"])
+        if n < DEFAULT_SEEDS:
+            found.append(f"chapter {number}: swept over {n} seeds, fewer than {DEFAULT_SEEDS}")
+        if entry.get("errors"):
+            found.append(f"chapter {number}: runs stopped early: {entry['errors']}")
+        for c in entry["claims"]:
+            if len(c["held"]) != n:
+                found.append(f"chapter {number}: held on {len(c['held'])}/{n} seeds: {c['statement']}")
+    return found
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("chapters", nargs="*", help="chapter numbers (01 … 09); default: every chapter")
+    parser.add_argument("--seeds", type=int, default=DEFAULT_SEEDS, help="sweep SEED = 0 … N-1 (default 10)")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="runs at a time (default: cores)")
+    parser.add_argument("--check", action="store_true", help="change nothing; fail if the sweep is stale")
+    args = parser.parse_args(argv)
+    sweep = load()
+    if args.check:
+        found = problems(sweep)
+        print("\n".join(found) if found else f"{SWEEP_FILE.relative_to(ROOT)} is fresh: every claim held N/N")
+        return 1 if found else 0
+    book = chapters()
+    wanted = [c.zfill(2) for c in args.chapters] or list(book)
+    unknown = [c for c in wanted if c not in book]
+    if unknown:
+        parser.error(f"no chapter {', '.join(unknown)}; chapters are {', '.join(book)}")
+    if args.seeds < 1 or args.jobs < 1:
+        parser.error("--seeds and --jobs must be positive")
+    seeds = list(range(args.seeds))
+    # Longest runs first (as last swept), so that the last job to start is a short one.
+    previous = sweep.get("chapters", {})
+    cost = {c: max(map(float, previous.get(c, {}).get("seconds", {"0": 60}).values())) for c in wanted}
+    tasks = sorted(((c, s) for c in wanted for s in seeds), key=lambda t: (-cost[t[0]], t[1]))
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="sweep-") as tmp, ThreadPoolExecutor(args.jobs) as pool:
+        futures = [pool.submit(run_chapter, c, book[c], s, Path(tmp)) for c, s in tasks]
+        runs: list[Run] = []
+        for future in futures:
+            run = future.result()
+            runs.append(run)
+            failed = [m["statement"] for m in run.lines if m["mark"] == "✘"]
+            status = f"✘ {failed[0]}" if failed else (f"stopped: {run.error}" if run.error else "ok")
+            print(f"chapter {run.chapter} seed {run.seed}: {run.seconds:5.1f} s, {len(run.lines)} lines, {status}")
+    wall = time.perf_counter() - started
+    for c in wanted:
+        sweep.setdefault("chapters", {})[c] = summarise(book[c], [r for r in runs if r.chapter == c])
+    sweep["chapters"] = dict(sorted(sweep["chapters"].items()))
+    sweep["last_run"] = {
+        "date": datetime.now(UTC).strftime("%Y-%m-%d"),
+        "chapters": wanted,
+        "seeds": len(seeds),
+        "jobs": args.jobs,
+        "cores": os.cpu_count(),
+        "wall_seconds": round(wall),
+    }
+    SWEEP_FILE.write_text(dumps(sweep), encoding="utf-8")
+    print(f"{len(runs)} runs in {wall:.0f} s wall ({args.jobs} jobs); wrote {SWEEP_FILE.relative_to(ROOT)}")
+    found = problems(sweep, wanted)
+    print("\n".join(found) if found else "every claim held on every seed")
+    return 1 if found else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -6,7 +6,7 @@ import sys
 import numpy as np
 import pytest
 
-from lib.book.claims import CheckedClaim, claim, claim_line, format_value
+from lib.book.claims import CheckedClaim, check, claim, claim_line, format_value
 from tools.book_ext import CLAIM_LINE
 
 
@@ -100,7 +100,33 @@ def test_site_build_collects_and_anchors_displayed_claims():
     env = SimpleNamespace(docname="book/05_x")
     collect_claims(SimpleNamespace(env=env), doctree)
     assert env.book_claims["book/05_x"] == [
-        {"statement": "a ratio is small", "values": "ratio=0.5", "held": True, "anchor": "claim-1"},
-        {"statement": "printed", "values": "n=1", "held": True, "anchor": "claim-2"},
+        {"kind": "Claim", "statement": "a ratio is small", "values": "ratio=0.5", "held": True, "anchor": "claim-1"},
+        {"kind": "Claim", "statement": "printed", "values": "n=1", "held": True, "anchor": "claim-2"},
     ]
     assert plain["ids"] == box["ids"] == ["claim-1"] and printed["ids"] == ["claim-2"]
+
+
+def test_check_is_a_claim_of_its_own_kind(capsys) -> None:
+    check("two implementations agree", True, max_abs_diff=3.1e-6)
+    assert capsys.readouterr().out.strip() == "✔ Check: two implementations agree — max_abs_diff=3.1e-06"
+    with pytest.raises(AssertionError, match=r"^✘ Check: they agree — err=1$"):
+        check("they agree", False, err=1)
+    with pytest.raises(ValueError, match="kind"):
+        CheckedClaim.of("x", True, {}, kind="Finding")
+    m = CLAIM_LINE.match(CheckedClaim.of("x", True, {"a": 1}, "Check").line)
+    assert (m["kind"], m["statement"], m["values"]) == ("Check", "x", "a=1")
+
+
+def test_the_ledger_reads_the_sweep_by_statement_and_occurrence(tmp_path) -> None:
+    import json
+
+    from tools.book_ext import _span, read_sweep
+
+    claim = {"kind": "Claim", "held": [0, 1], "failed": [], "values": {"acc": [0.91, 0.97]}}
+    data = {"chapters": {"04": {"seeds": [0, 1], "claims": [{**claim, "statement": "s"}, {**claim, "statement": "s"}]}}}
+    path = tmp_path / "claims_sweep.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    sweep = read_sweep(path)
+    assert set(sweep["04"]) == {"seeds", ("s", 0), ("s", 1)}
+    assert read_sweep(tmp_path / "missing.json") == {}
+    assert (_span(0.91, 0.97), _span(6.0, 6.0), _span(0.1234, 0.12341)) == ("0.91–0.97", "6", "0.123")

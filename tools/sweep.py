@@ -40,6 +40,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from filelock import FileLock
+
 ROOT = Path(__file__).resolve().parent.parent
 BOOK = ROOT / "book"
 SWEEP_FILE = BOOK / "claims_sweep.json"
@@ -252,18 +254,20 @@ def main(argv: list[str] | None = None) -> int:
             status = f"✘ {failed[0]}" if failed else (f"stopped: {run.error}" if run.error else "ok")
             print(f"chapter {run.chapter} seed {run.seed}: {run.seconds:5.1f} s, {len(run.lines)} lines, {status}")
     wall = time.perf_counter() - started
-    for c in wanted:
-        sweep.setdefault("chapters", {})[c] = summarise(book[c], [r for r in runs if r.chapter == c])
-    sweep["chapters"] = dict(sorted(sweep["chapters"].items()))
-    sweep["last_run"] = {
-        "date": datetime.now(UTC).strftime("%Y-%m-%d"),
-        "chapters": wanted,
-        "seeds": len(seeds),
-        "jobs": args.jobs,
-        "cores": os.cpu_count(),
-        "wall_seconds": round(wall),
-    }
-    SWEEP_FILE.write_text(dumps(sweep), encoding="utf-8")
+    with FileLock(f"{SWEEP_FILE}.lock"):  # re-read: another sweep (of other chapters) may have written since
+        sweep = load()
+        for c in wanted:
+            sweep.setdefault("chapters", {})[c] = summarise(book[c], [r for r in runs if r.chapter == c])
+        sweep["chapters"] = dict(sorted(sweep["chapters"].items()))
+        sweep["last_run"] = {
+            "date": datetime.now(UTC).strftime("%Y-%m-%d"),
+            "chapters": wanted,
+            "seeds": len(seeds),
+            "jobs": args.jobs,
+            "cores": os.cpu_count(),
+            "wall_seconds": round(wall),
+        }
+        SWEEP_FILE.write_text(dumps(sweep), encoding="utf-8")
     print(f"{len(runs)} runs in {wall:.0f} s wall ({args.jobs} jobs); wrote {SWEEP_FILE.relative_to(ROOT)}")
     found = problems(sweep, wanted)
     print("\n".join(found) if found else "every claim held on every seed")

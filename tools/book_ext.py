@@ -208,7 +208,7 @@ class FillRuntimes(SphinxPostTransform):
         table = nodes.table(classes=["claims-ledger"])
         group = nodes.tgroup(cols=5)
         table += group
-        for width in (14, 38, 24, 6, 18):
+        for width in (14, 36, 22, 7, 21):  # as _static/book.css sets them
             group += nodes.colspec(colwidth=width)
 
         def row(cells, bold=False):

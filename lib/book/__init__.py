@@ -4,5 +4,5 @@ It may import the model; the model never imports it. Plotting libraries load wit
 :mod:`lib.book.plots` and :mod:`lib.book.diagrams`, not with this package.
 """
 
-from .claims import claim
+from .claims import check, claim
 from .source import show_source

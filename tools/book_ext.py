@@ -208,7 +208,7 @@ class FillRuntimes(SphinxPostTransform):
         table = nodes.table(classes=["claims-ledger"])
         group = nodes.tgroup(cols=5)
         table += group
-        for width in (14, 36, 22, 7, 21):  # as _static/book.css sets them
+        for width in (12, 37, 22, 7, 22):  # as _static/book.css sets them
             group += nodes.colspec(colwidth=width)
 
         def row(cells, bold=False):
@@ -240,7 +240,8 @@ class FillRuntimes(SphinxPostTransform):
                 tally[kind][1] += 1
                 occurrence = seen.get(claim["statement"], 0)
                 seen[claim["statement"]] = occurrence + 1
-                chapter = nodes.reference("", title, internal=True, refuri=uri)
+                # a chapter by its number (a narrow column: the statement gets the width), an appendix by its title
+                chapter = nodes.reference("", m.group(1).lstrip("0") if m else title, internal=True, refuri=uri)
                 label = f"{CHECK}: {claim['statement']}" if kind == CHECK else claim["statement"]
                 statement = nodes.reference("", label, internal=True, refuri=f"{uri}#{claim['anchor']}")
                 values = nodes.literal(claim["values"], claim["values"]) if claim["values"] else nodes.Text("")
@@ -273,11 +274,13 @@ class FillRuntimes(SphinxPostTransform):
         if swept[1]:
             seeds = sorted({n for e in sweep.values() for n in [len(e["seeds"])]})
             n_text = "/".join(map(str, seeds))
-            text += (
-                f" Over the seed sweep ({n_text} seeds per chapter, run with `python tools/sweep.py`),"
-                f" {swept[0]} of the {swept[1]} claims and checks of the chapters held on every seed."
-            )
+            text += f" Over the seed sweep ({n_text} seeds per chapter, run with "
         summary += nodes.Text(text)
+        if swept[1]:
+            summary += nodes.literal("python tools/sweep.py", "python tools/sweep.py")
+            summary += nodes.Text(
+                f"), {swept[0]} of the {swept[1]} claims and checks of the chapters held on every seed."
+            )
         summary["classes"].append("claims-summary")
         return nodes.container("", summary, table, classes=["claims-ledger-wrapper"])
 

@@ -53,7 +53,7 @@ def test_summary_counts_the_seeds_each_claim_held_on_and_the_range_of_its_values
     nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("SEED = 0")]), path)
 
     def run(seed, *lines):
-        return sweep.Run("05", seed, seconds=1.0, lines=[sweep.LINE.match(line) for line in lines])
+        return sweep.Run("05", seed, seconds=1.0, lines=[sweep.CLAIM_LINE.match(line) for line in lines])
 
     runs = [
         run(0, "✔ Claim: same twice — acc=0.9", "✔ Claim: same twice — acc=0.8"),

@@ -54,14 +54,14 @@ from sphinx.application import Sphinx
 from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util.docutils import SphinxDirective
 
+from lib.book.claims import CHECK, CLAIM, CLAIM_LINE  # the line lib.claim / lib.check print
+
 CHAPTER_DOC = re.compile(r"^book/(\d\d)_[^/]+$")
 NOT_MEASURED = "not measured"
 NO_CHAPTER = "—"
 RUNTIMES_JSON = "chapter-runtimes.json"
 
 
-CLAIM_LINE = re.compile(r"^(?P<mark>[✔✘]) (?P<kind>Claim|Check): (?P<statement>.+?)(?: — (?P<values>.*))?$")
-CLAIM, CHECK = "Claim", "Check"
 SWEEP_FILE = "book/claims_sweep.json"  # written by tools/sweep.py
 
 

@@ -42,11 +42,12 @@ from pathlib import Path
 
 from filelock import FileLock
 
+from lib.book.claims import CLAIM_LINE  # the line lib.claim / lib.check print
+
 ROOT = Path(__file__).resolve().parent.parent
 BOOK = ROOT / "book"
 SWEEP_FILE = BOOK / "claims_sweep.json"
 CHAPTER_FILE = re.compile(r"^(\d\d)_[a-z0-9_]+\.ipynb$")
-LINE = re.compile(r"^(?P<mark>[✔✘]) (?P<kind>Claim|Check): (?P<statement>.+?)(?: — (?P<values>.*))?$")
 DEFAULT_SEEDS = 10
 
 
@@ -117,7 +118,7 @@ def claim_lines(notebook: dict) -> list[re.Match]:
                 text = output.get("evalue", "")
             else:
                 continue
-            found += [m for line in text.splitlines() if (m := LINE.match(line.strip()))]
+            found += [m for line in text.splitlines() if (m := CLAIM_LINE.match(line.strip()))]
     return found
 
 

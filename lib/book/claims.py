@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import html
 import math
+import re
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -29,8 +30,11 @@ import torch
 
 HELD, FAILED = "✔", "✘"
 CLAIM, CHECK = "Claim", "Check"  # the two kinds: a finding of an experiment, or an identity/integrity check
-PREFIX = "Claim: "
 SEPARATOR = " — "
+#: The plain-text line, parsed: what the site build (the Claims appendix) and the seed sweep read back.
+CLAIM_LINE = re.compile(
+    rf"^(?P<mark>[{HELD}{FAILED}]) (?P<kind>{CLAIM}|{CHECK}): (?P<statement>.+?)(?:{SEPARATOR}(?P<values>.*))?$"
+)
 
 
 def format_value(value: object) -> str:

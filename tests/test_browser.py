@@ -242,10 +242,9 @@ def test_chapter_buttons_and_solutions(docname: str, browser, site_url: str) -> 
 def test_page_is_readable_at_the_column_width(docname: str, browser, site_url: str) -> None:
     """Every SVG figure's text renders at >= 9 CSS px, no figure is a raster image, and no output block
     or display equation scrolls sideways, in a 1280-px window."""
-    from tools.readability import MEASURE_JS, summary
+    from tools.readability import measure_page, summary
 
-    browser.get(f"{site_url}/{docname}.html")
-    report, readable = summary(docname, browser.execute_async_script(MEASURE_JS))
+    report, readable = summary(docname, measure_page(browser, f"{site_url}/{docname}.html"))
     assert readable, report
 
 

@@ -61,7 +61,9 @@ NOT_PAGES = {"genindex", "search", "index", "py-modindex"}
 MEASURE_JS = r"""
 const done = arguments[arguments.length - 1];
 const TOL = 1;  // px: sub-pixel rounding
-const content = document.querySelector("article") || document.querySelector("main") || document.body;
+// The page's content, looked up once the page is complete (at the script's start a document that is
+// still being replaced can have no <body> yet).
+const pageContent = () => document.querySelector("article") || document.querySelector("main") || document.body;
 const short = (s, n = 90) => (s || "").replace(/\s+/g, " ").trim().slice(0, n);
 
 // The smallest rendered font size (CSS px) of the <text> in an <svg> that is in the document.
@@ -121,6 +123,8 @@ function blockOverflow(block, cell) {
 }
 
 async function measure() {
+  const content = pageContent();
+  if (!content) throw new Error(`the page has no content (readyState ${document.readyState}, url ${location.href})`);
   const figures = [];
   for (const img of content.querySelectorAll("img")) {
     const src = img.getAttribute("src") || "";
@@ -263,13 +267,27 @@ def pages(html: Path) -> list[str]:
     )
 
 
+def measure_page(driver, url: str, tries: int = 2) -> dict:
+    """Open `url` in `driver` and measure it (MEASURE_JS's dict).
+
+    A measurement that could not be taken at all (``"fatal"``: the browser handed the script a
+    document with no content, as a loaded machine once did) is retried by loading the page again,
+    up to `tries` times in all; a page that was measured is never measured twice.
+    """
+    for _ in range(tries):
+        driver.get(url)
+        seen = driver.execute_async_script(MEASURE_JS)
+        if "fatal" not in seen:
+            break
+    return seen
+
+
 def measure(html: Path, docnames: list[str], width: int = WINDOW[0]) -> dict[str, dict]:
     """Every page's measurements (see the module docstring), by docname."""
     results = {}
     with serve(html) as url, chromium(width) as driver:
         for docname in docnames:
-            driver.get(f"{url}/{docname}.html")
-            results[docname] = driver.execute_async_script(MEASURE_JS)
+            results[docname] = measure_page(driver, f"{url}/{docname}.html")
     return results
 
 

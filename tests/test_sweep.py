@@ -101,6 +101,17 @@ def test_the_code_hash_ignores_markdown_and_the_colab_setup_cell(tmp_path) -> No
     assert sweep.code_sha256(path) != before
 
 
+def test_shifted_seeds_go_to_another_file_never_to_the_ledger(capsys) -> None:
+    """--first moves the seeds (SEED = first … first+N-1); the committed ledger records 0 … N-1, so
+    such a sweep must name its own --out file."""
+    with pytest.raises(SystemExit):
+        sweep.main(["06", "--first", "100"])
+    assert "give --out" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        sweep.main(["06", "--first", "-1", "--out", "x.json"])
+    assert "--first must be a seed >= 0, got -1" in capsys.readouterr().err
+
+
 def test_every_chapter_is_swept_fresh_and_every_claim_held_on_every_seed() -> None:
     """book/claims_sweep.json is fresh: every chapter swept over >= 10 seeds since its code last changed,
     and every claim and check held on every seed. If this fails, run `python tools/sweep.py NN`."""

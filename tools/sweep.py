@@ -3,6 +3,7 @@
     python tools/sweep.py                  # every chapter, SEED = 0 … 9, one job per core
     python tools/sweep.py 04 06 --seeds 10 # only chapters 4 and 6 (the others' entries are kept)
     python tools/sweep.py --check          # changes nothing; fails if the sweep file is stale
+    python tools/sweep.py 06 --first 100 --out /tmp/shifted.json   # SEED = 100 … 109, elsewhere
 
 Each chapter is executed exactly as a reader runs it, with papermill setting its ``SEED`` (the cell
 tagged ``parameters``) to each seed in turn; nothing else changes. Every ``✔ Claim:`` / ``✔ Check:``
@@ -191,13 +192,13 @@ def dumps(sweep: dict) -> str:
     return numbers.sub(lambda m: "[" + ", ".join(x.strip() for x in m[1].split(",")) + "]", text) + "\n"
 
 
-def load() -> dict:
-    if SWEEP_FILE.exists():
-        return json.loads(SWEEP_FILE.read_text(encoding="utf-8"))
+def load(path: Path = SWEEP_FILE) -> dict:
+    if path.exists():
+        return json.loads(path.read_text(encoding="utf-8"))
     return {"chapters": {}}
 
 
-def problems(sweep: dict, numbers: list[str] | None = None) -> list[str]:
+def problems(sweep: dict, numbers: list[str] | None = None, min_seeds: int = DEFAULT_SEEDS) -> list[str]:
     """What makes the sweep stale or failing (for `numbers`, default every chapter); empty if all is N/N."""
     found = []
     for number, path in chapters().items():
@@ -210,8 +211,8 @@ def problems(sweep: dict, numbers: list[str] | None = None) -> list[str]:
         if entry["code_sha256"] != code_sha256(path):
             found.append(f"chapter {number}: its code changed since it was swept: run python tools/sweep.py {number}")
         n = len(entry["seeds"])
-        if n < DEFAULT_SEEDS:
-            found.append(f"chapter {number}: swept over {n} seeds, fewer than {DEFAULT_SEEDS}")
+        if n < min_seeds:
+            found.append(f"chapter {number}: swept over {n} seeds, fewer than {min_seeds}")
         if entry.get("errors"):
             found.append(f"chapter {number}: runs stopped early: {entry['errors']}")
         for c in entry["claims"]:
@@ -223,7 +224,14 @@ def problems(sweep: dict, numbers: list[str] | None = None) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("chapters", nargs="*", help="chapter numbers (01 … 09); default: every chapter")
-    parser.add_argument("--seeds", type=int, default=DEFAULT_SEEDS, help="sweep SEED = 0 … N-1 (default 10)")
+    parser.add_argument("--seeds", type=int, default=DEFAULT_SEEDS, help="how many seeds (default 10)")
+    parser.add_argument("--first", type=int, default=0, help="the first seed (default 0: SEED = 0 … N-1)")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=SWEEP_FILE,
+        help="the file to write (default: the committed book/claims_sweep.json, which must hold SEED = 0 … N-1)",
+    )
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="runs at a time (default: cores)")
     parser.add_argument("--check", action="store_true", help="change nothing; fail if the sweep is stale")
     args = parser.parse_args(argv)
@@ -239,7 +247,12 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"no chapter {', '.join(unknown)}; chapters are {', '.join(book)}")
     if args.seeds < 1 or args.jobs < 1:
         parser.error("--seeds and --jobs must be positive")
-    seeds = list(range(args.seeds))
+    if args.first < 0:
+        parser.error(f"--first must be a seed >= 0, got {args.first}")
+    out = args.out.resolve()
+    if args.first != 0 and out == SWEEP_FILE:
+        parser.error("--first moves the seeds away from 0 … N-1, which the committed ledger records: give --out")
+    seeds = list(range(args.first, args.first + args.seeds))
     # Longest runs first (as last swept), so that the last job to start is a short one.
     previous = sweep.get("chapters", {})
     cost = {c: max(map(float, previous.get(c, {}).get("seconds", {"0": 60}).values())) for c in wanted}
@@ -255,8 +268,8 @@ def main(argv: list[str] | None = None) -> int:
             status = f"✘ {failed[0]}" if failed else (f"stopped: {run.error}" if run.error else "ok")
             print(f"chapter {run.chapter} seed {run.seed}: {run.seconds:5.1f} s, {len(run.lines)} lines, {status}")
     wall = time.perf_counter() - started
-    with FileLock(f"{SWEEP_FILE}.lock"):  # re-read: another sweep (of other chapters) may have written since
-        sweep = load()
+    with FileLock(f"{out}.lock"):  # re-read: another sweep (of other chapters) may have written since
+        sweep = load(out)
         for c in wanted:
             sweep.setdefault("chapters", {})[c] = summarise(book[c], [r for r in runs if r.chapter == c])
         sweep["chapters"] = dict(sorted(sweep["chapters"].items()))
@@ -268,9 +281,9 @@ def main(argv: list[str] | None = None) -> int:
             "cores": os.cpu_count(),
             "wall_seconds": round(wall),
         }
-        SWEEP_FILE.write_text(dumps(sweep), encoding="utf-8")
-    print(f"{len(runs)} runs in {wall:.0f} s wall ({args.jobs} jobs); wrote {SWEEP_FILE.relative_to(ROOT)}")
-    found = problems(sweep, wanted)
+        out.write_text(dumps(sweep), encoding="utf-8")
+    print(f"{len(runs)} runs in {wall:.0f} s wall ({args.jobs} jobs); wrote {out}")
+    found = problems(sweep, wanted, min_seeds=len(seeds))
     print("\n".join(found) if found else "every claim held on every seed")
     return 1 if found else 0
 

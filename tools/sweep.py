@@ -3,7 +3,7 @@
     python tools/sweep.py                  # every chapter, SEED = 0 … 9, one job per core
     python tools/sweep.py 04 06 --seeds 10 # only chapters 4 and 6 (the others' entries are kept)
     python tools/sweep.py --check          # changes nothing; fails if the sweep file is stale
-    python tools/sweep.py 06 --first 100 --out /tmp/shifted.json   # SEED = 100 … 109, elsewhere
+    python tools/sweep.py 06 --first 100 --out _build/shifted-seeds.json   # SEED = 100 … 109, elsewhere
 
 Each chapter is executed exactly as a reader runs it, with papermill setting its ``SEED`` (the cell
 tagged ``parameters``) to each seed in turn; nothing else changes. Every ``✔ Claim:`` / ``✔ Check:``
@@ -268,6 +268,7 @@ def main(argv: list[str] | None = None) -> int:
             status = f"✘ {failed[0]}" if failed else (f"stopped: {run.error}" if run.error else "ok")
             print(f"chapter {run.chapter} seed {run.seed}: {run.seconds:5.1f} s, {len(run.lines)} lines, {status}")
     wall = time.perf_counter() - started
+    out.parent.mkdir(parents=True, exist_ok=True)
     with FileLock(f"{out}.lock"):  # re-read: another sweep (of other chapters) may have written since
         sweep = load(out)
         for c in wanted:

@@ -1,4 +1,4 @@
-"""The seed sweep (tools/sweep.py): its parsing, a real papermill run, and the freshness of book/claims_sweep.json."""
+"""The seed sweep (tools/sweep.py): reading claims, a real papermill run, and the freshness of book/claims_sweep.json."""
 
 from __future__ import annotations
 
@@ -7,25 +7,16 @@ import json
 import nbformat
 import pytest
 
+from lib.book.claims import CheckedClaim, read_claims
 from tools import sweep
 
 
-def test_values_split_at_top_level_commas_only() -> None:
-    assert sweep.split_values("a=0.5, b=[1, 2], c={x: 1, y: 2}, d=True") == [
-        ("a", "0.5"),
-        ("b", "[1, 2]"),
-        ("c", "{x: 1, y: 2}"),
-        ("d", "True"),
-    ]
-    assert sweep.split_values("") == []
-    assert [sweep.as_number(v) for v in ("0.973", "3.1e-06", "12", "[1, 2]", "True", "nan")] == [
-        0.973,
-        3.1e-06,
-        12.0,
-        None,
-        None,
-        None,
-    ]
+def test_values_flatten_to_names_and_scalars() -> None:
+    assert list(sweep.flatten("a", 0.5)) == [("a", 0.5)]
+    assert list(sweep.flatten("b", [1, [2, 3]])) == [("b", 1), ("b", 2), ("b", 3)]
+    assert list(sweep.flatten("c", {"x": 1, "y": {"z": True}})) == [("c.x", 1), ("c.y.z", True)]
+    assert list(sweep.flatten("d", [])) == []
+    assert [sweep.is_number(v) for v in (0.973, 12, True, "nan", None)] == [True, True, False, False, False]
 
 
 def _notebook(*cells: nbformat.NotebookNode) -> dict:
@@ -33,18 +24,22 @@ def _notebook(*cells: nbformat.NotebookNode) -> dict:
     return json.loads(nbformat.writes(nb))
 
 
-def test_claim_lines_come_from_streams_displays_and_the_error_that_stopped_the_run() -> None:
+def test_claims_come_from_the_displayed_data_the_failed_one_included() -> None:
+    """Claims are read from the bundle's data (never from printed text); a failed claim was displayed
+    before it raised, so it is read too; the error itself carries no claim."""
     cell = nbformat.v4.new_code_cell("")
     cell.outputs = [
         nbformat.v4.new_output("stream", name="stdout", text="noise\n✔ Claim: printed — n=1\n"),
-        nbformat.v4.new_output("display_data", data={"text/plain": "✔ Check: displayed — x=2", "text/html": "<b/>"}),
+        nbformat.v4.new_output(
+            "display_data", data=CheckedClaim.of("displayed", True, {"x": 2}, "Check")._repr_mimebundle_()
+        ),
+        nbformat.v4.new_output("display_data", data=CheckedClaim.of("failed", False, {"acc": 0.4})._repr_mimebundle_()),
         nbformat.v4.new_output("error", ename="AssertionError", evalue="✘ Claim: failed — acc=0.4", traceback=[]),
     ]
-    lines = sweep.claim_lines(_notebook(cell))
-    assert [(m["mark"], m["kind"], m["statement"]) for m in lines] == [
-        ("✔", "Claim", "printed"),
-        ("✔", "Check", "displayed"),
-        ("✘", "Claim", "failed"),
+    claims = read_claims(_notebook(cell))
+    assert [(c.holds, c.kind, c.statement) for c in claims] == [
+        (True, "Check", "displayed"),
+        (False, "Claim", "failed"),
     ]
 
 
@@ -52,13 +47,14 @@ def test_summary_counts_the_seeds_each_claim_held_on_and_the_range_of_its_values
     path = tmp_path / "05_x.ipynb"
     nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("SEED = 0")]), path)
 
-    def run(seed, *lines):
-        return sweep.Run("05", seed, seconds=1.0, lines=[sweep.CLAIM_LINE.match(line) for line in lines])
+    def run(seed, *shown):
+        claims = [CheckedClaim.of("same twice", holds, {"acc": acc}) for holds, acc in shown]
+        return sweep.Run("05", seed, seconds=1.0, claims=claims)
 
     runs = [
-        run(0, "✔ Claim: same twice — acc=0.9", "✔ Claim: same twice — acc=0.8"),
-        run(1, "✔ Claim: same twice — acc=0.95", "✘ Claim: same twice — acc=0.5"),
-        run(2, "✔ Claim: same twice — acc=0.7"),  # stopped before the second: not reached
+        run(0, (True, 0.9), (True, 0.8)),
+        run(1, (True, 0.95), (False, 0.5)),
+        run(2, (True, 0.7)),  # stopped before the second: not reached
     ]
     entry = sweep.summarise(path, runs)
     assert entry["seeds"] == [0, 1, 2]
@@ -81,9 +77,9 @@ def test_a_chapter_runs_with_its_seed_set_by_papermill(tmp_path) -> None:
     path = tmp_path / "07_seeded.ipynb"
     nbformat.write(nb, path)
     held = sweep.run_chapter("07", path, 3, tmp_path)
-    assert not held.error and [(m["mark"], m["values"]) for m in held.lines] == [("✔", "seed=3")]
+    assert not held.error and [(c.holds, c.values) for c in held.claims] == [(True, (("seed", 3),))]
     failed = sweep.run_chapter("07", path, 4, tmp_path)
-    assert failed.error and [(m["mark"], m["values"]) for m in failed.lines] == [("✘", "seed=4")]
+    assert failed.error and [(c.holds, c.values) for c in failed.claims] == [(False, (("seed", 4),))]
 
 
 def test_the_code_hash_ignores_markdown_and_the_colab_setup_cell(tmp_path) -> None:

@@ -13,12 +13,20 @@ and the pages that show them are rewritten whenever a notebook is executed again
 not execute notebooks says "not measured". The same numbers are written to
 `_build/html/_static/chapter-runtimes.json` (the tests pick their cheapest chapter from it).
 
-**The claims ledger.** Every chapter checks the claims of its prose with `lib.claim`, which shows
-each claim as a box whose plain text is one line, ``✔ Claim: statement — name=value, ...``. While
-the build reads each executed notebook, those lines are collected from its cell outputs (each gets
-an anchor, ``claim-N``, which the page's box carries), and a
-``{claims-ledger}`` directive (the Claims appendix, `book/claims.md`) becomes a table: chapter,
-statement, the values this build measured, held or not, each linked to the place it was checked.
+**The claims ledger.** Every chapter checks the claims of its prose with `lib.claim` (and
+`lib.check`), which displays each one as a MIME bundle: a box (``text/html``), one line
+(``text/plain``) and the claim as data (``application/vnd.transformers-book.claim+json``:
+kind, statement, holds, values; see `lib/book/claims.py`). myst-nb renders every MIME type of a
+bundle while it reads the notebook and warns about a type it does not know (a ``-W`` build fails),
+whatever the render priority says; so this extension registers a myst-nb MIME renderer
+(`ClaimDataRenderer`) that turns the data into a `claim_data` node beside the other renderings,
+and `_config.yml` gives the type no render priority (``nb_mime_priority_overrides``), so the page
+shows the box and never the data. While the build reads each executed notebook, those nodes are
+collected (`collect_claims`: data, never printed text), and each claim gets an anchor,
+``claim-N``, which the page's box carries. A ``{claims-ledger}`` directive (the Claims appendix,
+`book/claims.md`) becomes two tables, claims and checks, each with its count: chapter, statement,
+the values this build measured, held or not, each linked to the place it was checked, and what
+the seed sweep (`book/claims_sweep.json`) recorded.
 
 **Exercises are numbered per chapter.** sphinx-exercise numbers exercises across the whole book;
 here they are renumbered within each chapter as ``N.k`` (chapter 2's first is "Exercise 2.1").
@@ -54,7 +62,7 @@ from sphinx.application import Sphinx
 from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util.docutils import SphinxDirective
 
-from lib.book.claims import CHECK, CLAIM, CLAIM_LINE  # the line lib.claim / lib.check print
+from lib.book.claims import CHECK, CLAIM, CLAIM_MIME, CheckedClaim, format_value  # what lib.claim displays
 
 CHAPTER_DOC = re.compile(r"^book/(\d\d)_[^/]+$")
 NOT_MEASURED = "not measured"
@@ -89,6 +97,20 @@ def _span(low: float, high: float) -> str:
         return f"{x:.3g}" if abs(x) < 1e5 else f"{x:.2e}"
 
     return short(low) if short(low) == short(high) else f"{short(low)}–{short(high)}"
+
+
+def over_seeds_text(found: dict) -> str:
+    """A claim's values over the sweep's seeds: ``acc 0.91–0.97; ok True; loss 0.1–0.2, nan``.
+
+    Numbers as their range (`values`), the other values seen (`seen`: bools, strings, null) listed.
+    """
+    seen = found.get("seen", {})
+    parts = []
+    for name in dict.fromkeys([*found["values"], *seen]):
+        shown = [_span(*found["values"][name])] if name in found["values"] else []
+        shown += [format_value(value) for value in seen.get(name, [])]
+        parts.append(f"{name} {', '.join(shown)}")
+    return "; ".join(parts)
 
 
 class runtime_placeholder(nodes.Inline, nodes.TextElement):
@@ -205,11 +227,6 @@ class FillRuntimes(SphinxPostTransform):
         sweep = read_sweep(Path(env.srcdir, SWEEP_FILE))
         order = {doc: number for number, doc in chapter_docs(env).items()}
         docs = sorted(claims, key=lambda d: (order.get(d, 99), d))
-        table = nodes.table(classes=["claims-ledger"])
-        group = nodes.tgroup(cols=5)
-        table += group
-        for width in (12, 37, 22, 7, 22):  # as _static/book.css sets them
-            group += nodes.colspec(colwidth=width)
 
         def row(cells, bold=False):
             r = nodes.row()
@@ -219,12 +236,9 @@ class FillRuntimes(SphinxPostTransform):
                 r += nodes.entry("", para)
             return r
 
-        head = nodes.thead()
-        headings = ("Chapter", "Claim", "Measured in this build", "Held", "Held on seeds (range of values)")
-        head += row([nodes.Text(t) for t in headings])
-        body = nodes.tbody()
+        rows: dict[str, list[nodes.row]] = {CLAIM: [], CHECK: []}
         tally = {CLAIM: [0, 0], CHECK: [0, 0]}  # kind -> [held, total] in this build
-        swept = [0, 0]  # claims of swept pages: [held on every seed, total]
+        swept = [0, 0]  # claims and checks of swept pages: [held on every seed, total]
         for docname in docs:
             title = env.titles[docname].astext() if docname in env.titles else docname
             try:
@@ -242,8 +256,7 @@ class FillRuntimes(SphinxPostTransform):
                 seen[claim["statement"]] = occurrence + 1
                 # a chapter by its number (a narrow column: the statement gets the width), an appendix by its title
                 chapter = nodes.reference("", m.group(1).lstrip("0") if m else title, internal=True, refuri=uri)
-                label = f"{CHECK}: {claim['statement']}" if kind == CHECK else claim["statement"]
-                statement = nodes.reference("", label, internal=True, refuri=f"{uri}#{claim['anchor']}")
+                statement = nodes.reference("", claim["statement"], internal=True, refuri=f"{uri}#{claim['anchor']}")
                 values = nodes.literal(claim["values"], claim["values"]) if claim["values"] else nodes.Text("")
                 over_seeds = nodes.Text("not swept" if m is None else "—")
                 if entry is not None:
@@ -256,15 +269,12 @@ class FillRuntimes(SphinxPostTransform):
                         swept[1] += 1
                         over_seeds = nodes.inline()
                         over_seeds += nodes.strong("", f"{held_on}/{n}")
-                        ranges = "; ".join(
-                            f"{name} {_span(low, high)}" for name, (low, high) in found["values"].items()
-                        )
+                        ranges = over_seeds_text(found)
                         if ranges:
                             over_seeds += nodes.Text(" · ")
                             over_seeds += nodes.literal(ranges, ranges)
-                body += row([chapter, statement, values, nodes.Text("✔" if claim["held"] else "✘"), over_seeds])
-        group += head
-        group += body
+                cells = [chapter, statement, values, nodes.Text("✔" if claim["held"] else "✘"), over_seeds]
+                rows[kind].append(row(cells))
         summary = nodes.paragraph()
         (held, total), (checks_held, checks) = tally[CLAIM], tally[CHECK]
         text = (
@@ -282,7 +292,30 @@ class FillRuntimes(SphinxPostTransform):
                 f"), {swept[0]} of the {swept[1]} claims and checks of the chapters held on every seed."
             )
         summary["classes"].append("claims-summary")
-        return nodes.container("", summary, table, classes=["claims-ledger-wrapper"])
+        wrapper = nodes.container("", summary, classes=["claims-ledger-wrapper"])
+        captions = {
+            CLAIM: f"Claims ({total}): the findings of the chapters' experiments",
+            CHECK: f"Checks ({checks}): identities and integrity checks, whose outcome is known before the run",
+        }
+        for kind, heading in ((CLAIM, "Claim"), (CHECK, "Check")):
+            if not rows[kind]:
+                continue
+            # a captioned table needs an id (Sphinx warns otherwise): #claims-ledger-claims, #claims-ledger-checks
+            table = nodes.table(classes=["claims-ledger"], ids=[f"claims-ledger-{kind.lower()}s"])
+            table += nodes.title(captions[kind], captions[kind])
+            group = nodes.tgroup(cols=5)
+            table += group
+            for width in (12, 37, 22, 7, 22):  # as _static/book.css sets them
+                group += nodes.colspec(colwidth=width)
+            head = nodes.thead()
+            headings = ("Chapter", heading, "Measured in this build", "Held", "Held on seeds (range of values)")
+            head += row([nodes.Text(t) for t in headings])
+            body = nodes.tbody()
+            body.extend(rows[kind])
+            group += head
+            group += body
+            wrapper += table
+        return wrapper
 
     def _table(self, env, builder, chapters: dict[int, str], classes: list[str]) -> nodes.table:
         table = nodes.table(classes=["chapter-runtimes", *classes])
@@ -334,49 +367,81 @@ def _claims(env) -> dict[str, list[dict]]:
     return env.book_claims
 
 
+class claim_data(nodes.General, nodes.Element):
+    """A claim's data (``claim``: the bundle's JSON object) beside its box and its line in a page's
+    MIME bundle; never rendered (no MIME priority: the page shows the box)."""
+
+
+class ClaimDataRenderer:
+    """A myst-nb MIME renderer (its `MimeRenderPlugin` protocol) for `lib.claim`'s data: a `claim_data` node.
+
+    Without it, myst-nb warns "skipping unknown output mime type" for every claim (while reading the
+    notebook, before any render priority is consulted) and drops the data.
+    """
+
+    mime_priority_overrides = ()  # _config.yml's nb_mime_priority_overrides keeps the type unrendered
+
+    @staticmethod
+    def handle_mime(renderer, data, inline: bool):
+        if data.mime_type != CLAIM_MIME:
+            return None
+        return [] if inline else [claim_data("", claim=dict(data.content))]
+
+
+def register_claim_renderer() -> None:
+    """Add `ClaimDataRenderer` to myst-nb's MIME renderers.
+
+    myst-nb finds renderers only through the entry point group ``myst_nb.mime_renderers``, read
+    once into a cached list (`myst_nb.core.render.load_mime_renders`); the book's tools are not an
+    installed package, so the renderer joins that list here.
+    """
+    from myst_nb.core.render import load_mime_renders
+
+    renderers = load_mime_renders()
+    if ClaimDataRenderer not in renderers:
+        renderers.append(ClaimDataRenderer)
+
+
 def collect_claims(app: Sphinx, doctree: nodes.document) -> None:
-    """Find the lines `lib.claim` printed in this page's cell outputs; anchor each one."""
+    """Read the claims `lib.claim` displayed in this page's cell outputs (their data); anchor each one."""
     env = app.env
     found = []
-    for block in doctree.findall(nodes.literal_block):
-        if "output" not in block.get("classes", []) and not _inside_cell_output(block):
-            continue
-        lines = [CLAIM_LINE.match(line.strip()) for line in block.astext().splitlines()]
-        lines = [m for m in lines if m]
-        if not lines:
-            continue
+    for node in doctree.findall(claim_data):
+        claim = CheckedClaim.from_data(node["claim"])
         anchor = f"claim-{len(found) + 1}"
-        for node in _anchor_nodes(block):
-            node["ids"].append(anchor)
-        for m in lines:
-            found.append(
-                {
-                    "kind": m["kind"],
-                    "statement": m["statement"],
-                    "values": m["values"] or "",
-                    "held": m["mark"] == "✔",
-                    "anchor": anchor,
-                }
-            )
+        for target in _anchor_nodes(node):
+            target["ids"].append(anchor)
+        found.append(
+            {
+                "kind": claim.kind,
+                "statement": claim.statement,
+                "values": claim.shown_values,
+                "held": claim.holds,
+                "anchor": anchor,
+            }
+        )
     if found:
         _claims(env)[env.docname] = found
     else:
         _claims(env).pop(env.docname, None)
 
 
-def _anchor_nodes(block: nodes.Element) -> list[nodes.Element]:
-    """The nodes that carry the anchor of the claims in `block`.
+def _anchor_nodes(data: claim_data) -> list[nodes.Element]:
+    """The nodes that carry the anchor of the claim whose data is `data`.
 
-    A printed claim is a stream output: `block` itself. A displayed one (`lib.claim`'s box) is a
-    display with a `text/plain` and a `text/html` rendering, which myst-nb keeps side by side in a
-    "mime bundle" until a post-transform picks one per builder (the HTML box on the site): every
-    rendering gets the anchor, so the one kept has it.
+    myst-nb keeps a displayed output's renderings side by side in a "mime bundle" (one container
+    per MIME type) until a post-transform picks one per builder (the HTML box on the site): every
+    rendering but the data gets the anchor, so the one kept has it.
     """
-    rendering = block.parent
+    rendering = data.parent
     bundle = rendering.parent if rendering is not None else None
-    if bundle is None or "mime_type" not in rendering.attributes or bundle.get("nb_element") != "mime_bundle":
-        return [block]
-    return [alternative.children[0] for alternative in bundle.children if alternative.children]
+    if bundle is None or bundle.get("nb_element") != "mime_bundle":
+        return []
+    return [
+        alternative.children[0]
+        for alternative in bundle.children
+        if alternative.children and alternative.get("mime_type") != CLAIM_MIME
+    ]
 
 
 # nbgrader's solution markers: they tell the student-version tools where a solution starts and ends;
@@ -402,10 +467,6 @@ def _inside(node: nodes.Node, css_class: str) -> bool:
             return True
         parent = parent.parent
     return False
-
-
-def _inside_cell_output(node: nodes.Node) -> bool:
-    return _inside(node, "cell_output")
 
 
 class ClaimsLedger(SphinxDirective):
@@ -597,12 +658,14 @@ def setup(app: Sphinx) -> dict:
     # For every kernel this build starts (they inherit the environment): see lib.training.train.
     os.environ.setdefault("TQDM_DISABLE", "1")
     _register_author_year_style()
+    register_claim_renderer()
     app.add_node(runtime_placeholder)
     app.add_node(runtime_table_placeholder)
     app.add_role("chapter-runtime", chapter_runtime_role)
     app.add_role("build-machine", build_machine_role)
     app.add_directive("chapter-runtimes", ChapterRuntimes)
     app.add_node(claims_placeholder)
+    app.add_node(claim_data)
     app.add_directive("claims-ledger", ClaimsLedger)
     app.connect("doctree-read", collect_claims)
     app.connect("doctree-read", hide_solution_markers)

@@ -6,16 +6,23 @@
     python tools/sweep.py 06 --first 100 --out _build/shifted-seeds.json   # SEED = 100 … 109, elsewhere
 
 Each chapter is executed exactly as a reader runs it, with papermill setting its ``SEED`` (the cell
-tagged ``parameters``) to each seed in turn; nothing else changes. Every ``✔ Claim:`` / ``✔ Check:``
-line the run shows (`lib.claim`, `lib.check`) is collected, and so is the ``✘`` line of a claim
-that failed (papermill stops the run there; the claims after it count as not reached). The results
-go to ``book/claims_sweep.json`` (committed), which the Claims appendix reads:
+tagged ``parameters``) to each seed in turn; nothing else changes. Every claim and check the run
+displays (`lib.claim`, `lib.check`) is read from the executed notebook's outputs as data, the
+bundle's ``application/vnd.transformers-book.claim+json`` (``lib.book.claims.read_claims``; no
+printed text is parsed). A claim that fails is displayed before it raises, so it is recorded too
+(papermill stops the run there; the claims after it count as not reached). The results go to
+``book/claims_sweep.json`` (committed), which the Claims appendix reads:
 
 - per chapter: the SHA-256 of its code cells when it was swept (a later change of the code makes the
   entry stale: ``--check`` and ``tests/test_sweep.py`` fail until the chapter is swept again), the
   seeds, and the run time of each seed;
 - per claim (in the order the chapter checks them): its kind, its statement, the seeds on which it
-  held, and the minimum and maximum of each numeric value it showed, over the seeds.
+  held (``held``) and failed (``failed``), and every value it showed, over the seeds
+  (:func:`record_values`): ``values`` maps a name to the ``[min, max]`` of its numbers (a list's
+  elements pooled, nested lists too; a dict's entries as ``name.key``), ``seen`` (only when there
+  are any) to the other values seen: bools, strings (``"nan"``, ``"inf"`` included: the bundle's
+  encoding of non-finite floats) and ``null``. Ledgers written before the bundle (numbers only,
+  read from the printed line at 3 digits) have the same ``values`` and no ``seen``.
 
 Claims are matched across seeds by their statement (and its occurrence in the chapter), so a
 statement must not contain a measured number: the values belong in ``lib.claim``'s keywords.
@@ -36,6 +43,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -43,7 +51,7 @@ from pathlib import Path
 
 from filelock import FileLock
 
-from lib.book.claims import CLAIM_LINE  # the line lib.claim / lib.check print
+from lib.book.claims import CheckedClaim, read_claims  # the data lib.claim / lib.check display
 
 ROOT = Path(__file__).resolve().parent.parent
 BOOK = ROOT / "book"
@@ -77,50 +85,36 @@ def code_sha256(notebook: Path) -> str:
     return hashlib.sha256("\n# ---- cell ----\n".join(code).encode()).hexdigest()
 
 
-def split_values(text: str) -> list[tuple[str, str]]:
-    """``"a=0.5, b=[1, 2], c={x: 1}"`` → ``[("a", "0.5"), ("b", "[1, 2]"), ("c", "{x: 1}")]``."""
-    parts, depth, start = [], 0, 0
-    for i, ch in enumerate(text):
-        if ch in "[{(":
-            depth += 1
-        elif ch in "]})":
-            depth -= 1
-        elif ch == "," and depth == 0 and text[i + 1 : i + 2] == " ":
-            parts.append(text[start:i])
-            start = i + 2
-    parts.append(text[start:])
-    pairs = []
-    for part in parts:
-        name, sep, value = part.partition("=")
-        if sep:
-            pairs.append((name.strip(), value.strip()))
-    return pairs
+def flatten(name: str, value: object) -> Iterator[tuple[str, object]]:
+    """A claim's value as ``(name, scalar)`` pairs: a dict's entries as ``name.key``, a list's elements
+    (nested lists too) each under the list's name; a scalar as itself."""
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            yield from flatten(f"{name}.{key}", item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from flatten(name, item)
+    else:
+        yield name, value
 
 
-def as_number(text: str) -> float | None:
-    """The value as a float if it is one number (``"0.973"``, ``"3.1e-06"``, ``"12"``); else None."""
-    try:
-        value = float(text)
-    except ValueError:
-        return None
-    return value if value == value else None  # NaN is not a range
+def is_number(value: object) -> bool:
+    """An int or a float, but not a bool (JSON's true is not 1)."""
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-def claim_lines(notebook: dict) -> list[re.Match]:
-    """Every claim/check line in an executed notebook's outputs, in order, the failing one included."""
-    found = []
-    for cell in notebook["cells"]:
-        for output in cell.get("outputs", []):
-            if output["output_type"] == "stream":
-                text = "".join(output["text"])
-            elif output["output_type"] in ("display_data", "execute_result"):
-                text = "".join(output.get("data", {}).get("text/plain", ""))
-            elif output["output_type"] == "error":
-                text = output.get("evalue", "")
+def record_values(entry: dict, claim: CheckedClaim) -> None:
+    """Add one run's values of `claim` to its ledger `entry`: numbers widen ``values[name]`` (``[min,
+    max]``), anything else (bool, string, null) joins ``seen[name]``."""
+    for name, value in claim.values:
+        for key, item in flatten(name, value):
+            if is_number(item):
+                low, high = entry["values"].get(key, (item, item))
+                entry["values"][key] = (min(low, item), max(high, item))
             else:
-                continue
-            found += [m for line in text.splitlines() if (m := CLAIM_LINE.match(line.strip()))]
-    return found
+                seen = entry.setdefault("seen", {}).setdefault(key, [])
+                if item not in seen:
+                    seen.append(item)
 
 
 @dataclass
@@ -131,11 +125,11 @@ class Run:
     seed: int
     seconds: float = 0.0
     error: str = ""  # the exception papermill reported, if the run stopped early
-    lines: list[re.Match] = field(default_factory=list)
+    claims: list[CheckedClaim] = field(default_factory=list)
 
 
 def run_chapter(chapter: str, path: Path, seed: int, workdir: Path) -> Run:
-    """Execute `path` with ``SEED = seed`` under papermill; collect its claim lines."""
+    """Execute `path` with ``SEED = seed`` under papermill; collect the claims it displayed."""
     out = workdir / f"{path.stem}.seed{seed}.ipynb"
     env = {**os.environ, "TQDM_DISABLE": "1", "MPLBACKEND": "Agg", "OMP_NUM_THREADS": "1"}
     command = [sys.executable, "-m", "papermill", str(path), str(out), "-p", "SEED", str(seed)]
@@ -144,7 +138,7 @@ def run_chapter(chapter: str, path: Path, seed: int, workdir: Path) -> Run:
     done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
     run = Run(chapter, seed, seconds=time.perf_counter() - start)
     if out.exists():
-        run.lines = claim_lines(json.loads(out.read_text(encoding="utf-8")))
+        run.claims = read_claims(json.loads(out.read_text(encoding="utf-8")))
     if done.returncode != 0:
         tail = (done.stderr or done.stdout).strip().splitlines()
         run.error = next((line for line in reversed(tail) if line.strip()), f"exit status {done.returncode}")
@@ -158,31 +152,31 @@ def summarise(path: Path, runs: list[Run]) -> dict:
     order: list[tuple[str, int]] = []
     for run in sorted(runs, key=lambda r: r.seed):
         seen: Counter[str] = Counter()
-        for m in run.lines:
-            key = (m["statement"], seen[m["statement"]])
-            seen[m["statement"]] += 1
+        for c in run.claims:
+            key = (c.statement, seen[c.statement])
+            seen[c.statement] += 1
             if key not in claims:
-                claims[key] = {"kind": m["kind"], "statement": m["statement"], "held": [], "failed": [], "values": {}}
+                claims[key] = {"kind": c.kind, "statement": c.statement, "held": [], "failed": [], "values": {}}
                 order.append(key)
             entry = claims[key]
-            entry["held" if m["mark"] == "✔" else "failed"].append(run.seed)
-            for name, text in split_values(m["values"] or ""):
-                number = as_number(text)
-                if number is None:
-                    continue
-                low, high = entry["values"].get(name, (number, number))
-                entry["values"][name] = (min(low, number), max(high, number))
+            entry["held" if c.holds else "failed"].append(run.seed)
+            record_values(entry, c)
     return {
         "notebook": path.name,
         "code_sha256": code_sha256(path),
         "seeds": seeds,
         "seconds": {str(run.seed): round(run.seconds, 1) for run in sorted(runs, key=lambda r: r.seed)},
         "errors": {str(run.seed): run.error for run in runs if run.error},
-        "claims": [
-            {**claims[key], "values": {name: list(span) for name, span in claims[key]["values"].items()}}
-            for key in order
-        ],
+        "claims": [_ledger_claim(claims[key]) for key in order],
     }
+
+
+def _ledger_claim(entry: dict) -> dict:
+    """A claim's ledger entry as JSON: each ``[min, max]`` a list, each ``seen`` sorted."""
+    out = {**entry, "values": {name: list(span) for name, span in entry["values"].items()}}
+    if "seen" in entry:
+        out["seen"] = {name: sorted(seen, key=json.dumps) for name, seen in entry["seen"].items()}
+    return out
 
 
 def dumps(sweep: dict) -> str:
@@ -264,9 +258,9 @@ def main(argv: list[str] | None = None) -> int:
         for future in futures:
             run = future.result()
             runs.append(run)
-            failed = [m["statement"] for m in run.lines if m["mark"] == "✘"]
+            failed = [c.statement for c in run.claims if not c.holds]
             status = f"✘ {failed[0]}" if failed else (f"stopped: {run.error}" if run.error else "ok")
-            print(f"chapter {run.chapter} seed {run.seed}: {run.seconds:5.1f} s, {len(run.lines)} lines, {status}")
+            print(f"chapter {run.chapter} seed {run.seed}: {run.seconds:5.1f} s, {len(run.claims)} claims, {status}")
     wall = time.perf_counter() - started
     out.parent.mkdir(parents=True, exist_ok=True)
     with FileLock(f"{out}.lock"):  # re-read: another sweep (of other chapters) may have written since

@@ -1,48 +1,93 @@
 """Claims a reader can see: every claim a chapter's prose makes is checked by :func:`claim`.
 
-A claim that holds is shown as a :class:`CheckedClaim`. In Jupyter, Colab and on the site it is a
-box that wraps to the page's width (the mark and the statement, the measured values below them);
-its plain-text form, for consoles, nbval and the site build, is one line::
+A checked claim is a :class:`CheckedClaim`. Under IPython (Jupyter, Colab, the site build) it is
+*displayed* as a MIME bundle with three renderings:
 
-    ✔ Claim: attention holds its accuracy as length grows — acc_T32=0.973, drop=0.012
+- ``text/html``: a box that wraps to the page's width (the mark and the statement, the measured
+  values below them), what Jupyter, Colab and the site show;
+- ``text/plain``: one line, for consoles, nbval and any front end without HTML::
 
-A claim that does not hold raises ``AssertionError`` with the same line (``✘`` instead of ``✔``).
+      ✔ Claim: attention holds its accuracy as length grows — acc_T32=0.973, drop=0.012
+
+- :data:`CLAIM_MIME` (``application/vnd.transformers-book.claim+json``): the claim as data, the
+  **contract** that everything reading claims back relies on (the site's Claims appendix,
+  ``tools/book_ext.py``; the seed sweep, ``tools/sweep.py``; the site tests). It is one JSON
+  object (see :meth:`CheckedClaim.data`)::
+
+      {"kind": "Claim" | "Check", "statement": str, "holds": bool, "values": {name: value, ...}}
+
+  with the measured values at full precision, in the caller's order, made JSON by :func:`to_json`:
+  numbers stay numbers (a one-element tensor becomes its number; other tensors and NumPy arrays
+  become nested lists), bools, ``None`` and strings stay as they are, mappings become objects with
+  string keys, sequences become lists, anything else its ``str()``. JSON has no NaN or infinity:
+  a non-finite float is written as the *string* ``"nan"``, ``"inf"`` or ``"-inf"`` (what ``str()``
+  of the float says, so the plain-text line reads the same as before it was encoded).
+
+Nothing reads the line or the box back: :func:`read_claims` reads the data of every claim an
+executed notebook displayed. The line is for people, and so is the box.
+
+A claim that does not hold is displayed too (with ``"holds": false``, the ``✘`` box) *before*
+``AssertionError`` is raised with its line: so the notebook's outputs record the failed claim (the
+sweep reads it there), and the chapter stops. Outside IPython a claim that holds prints its line
+and one that does not raises, without printing.
 
 :func:`check` is its sibling for what is *not* a finding: an identity or an integrity check whose
 outcome is known before the run (a hash the loader already enforced, a formula transcribed from
 ``lib``, two implementations agreeing to rounding). It is shown and asserted the same way, with
-``Check:`` instead of ``Claim:``, and the Claims appendix counts checks apart from claims.
-The site build collects the lines from every chapter's outputs into the Claims appendix
-(``book/claims``), so the line's format is part of the contract: ``"✔ Claim: "`` + statement +
-``" — "`` + values.
+``Check:`` instead of ``Claim:`` (``"kind": "Check"``), and the Claims appendix counts checks
+apart from claims.
 """
 
 from __future__ import annotations
 
 import html
 import math
-import re
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 
 HELD, FAILED = "✔", "✘"
 CLAIM, CHECK = "Claim", "Check"  # the two kinds: a finding of an experiment, or an identity/integrity check
-SEPARATOR = " — "
-#: The plain-text line, parsed: what the site build (the Claims appendix) and the seed sweep read back.
-CLAIM_LINE = re.compile(
-    rf"^(?P<mark>[{HELD}{FAILED}]) (?P<kind>{CLAIM}|{CHECK}): (?P<statement>.+?)(?:{SEPARATOR}(?P<values>.*))?$"
-)
+SEPARATOR = " — "  # between the statement and the values, in the plain-text line (for people only)
+#: The MIME type of a claim's data in a notebook's outputs: ``output["data"][CLAIM_MIME]``.
+CLAIM_MIME = "application/vnd.transformers-book.claim+json"
+
+
+def _plain(value: object) -> object:
+    """Tensors and NumPy values as Python ones: a one-element tensor as its number, others as lists."""
+    if isinstance(value, torch.Tensor):
+        return value.item() if value.numel() == 1 else value.tolist()
+    if type(value).__module__ == "numpy" and hasattr(value, "tolist"):  # NumPy scalars and arrays
+        return value.tolist()
+    return value
+
+
+def to_json(value: object) -> Any:
+    """A measured value as JSON data, at full precision (the claim bundle's ``values``).
+
+    Numbers stay numbers, bools, ``None`` and strings stay as they are; a one-element tensor is its
+    number, other tensors and NumPy arrays nested lists; mappings become objects (keys as strings),
+    other sequences lists; anything else its ``str()``. Non-finite floats, which JSON cannot hold,
+    become the strings ``"nan"``, ``"inf"`` and ``"-inf"``.
+    """
+    value = _plain(value)
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    if isinstance(value, Mapping):
+        return {str(k): to_json(v) for k, v in value.items()}
+    if isinstance(value, Sequence):
+        return [to_json(v) for v in value]
+    return str(value)
 
 
 def format_value(value: object) -> str:
     """A short, readable rendering of a measured value: 3 significant digits for floats."""
-    if isinstance(value, torch.Tensor):
-        value = value.item() if value.numel() == 1 else value.tolist()
-    if type(value).__module__ == "numpy" and hasattr(value, "tolist"):  # NumPy scalars and arrays
-        value = value.tolist()
+    value = _plain(value)
     if isinstance(value, bool) or value is None:
         return str(value)
     if isinstance(value, int):
@@ -81,30 +126,56 @@ _VALUE_STYLE = "display: inline-block; margin-right: 1.2em;"
 
 @dataclass(frozen=True)
 class CheckedClaim:
-    """A checked claim as :func:`claim` shows it: ``str()`` is its one line, ``_repr_html_`` its box.
+    """A checked claim as :func:`claim` shows it: its data, its one line (``str()``) and its box.
 
-    ``values`` are the measured values, already formatted (``name -> text``), in the caller's order;
-    ``kind`` is ``"Claim"`` (a finding) or ``"Check"`` (an identity or integrity check).
+    ``values`` are the measured values as JSON data (:func:`to_json`), ``name -> value`` in the
+    caller's order; ``kind`` is ``"Claim"`` (a finding) or ``"Check"`` (an identity or integrity check).
     """
 
     statement: str
     holds: bool
-    values: tuple[tuple[str, str], ...] = ()
+    values: tuple[tuple[str, Any], ...] = ()
     kind: str = CLAIM
+
+    def __post_init__(self) -> None:
+        if self.kind not in (CLAIM, CHECK):
+            raise ValueError(f"kind must be {CLAIM!r} or {CHECK!r}, got {self.kind!r}")
 
     @classmethod
     def of(cls, statement: str, holds: bool, measured: Mapping[str, object], kind: str = CLAIM) -> CheckedClaim:
+        return cls(statement, holds, tuple((str(name), to_json(value)) for name, value in measured.items()), kind)
+
+    @property
+    def data(self) -> dict[str, Any]:
+        """The claim as JSON data, what the bundle holds under :data:`CLAIM_MIME`."""
+        return {"kind": self.kind, "statement": self.statement, "holds": self.holds, "values": dict(self.values)}
+
+    @classmethod
+    def from_data(cls, data: object) -> CheckedClaim:
+        """The claim whose :attr:`data` is `data` (read back from a notebook); ``ValueError`` if malformed."""
+        if not isinstance(data, Mapping):
+            raise ValueError(f"{CLAIM_MIME}: expected an object, got {type(data).__name__}")
+        kind, statement, holds, values = (data.get(k) for k in ("kind", "statement", "holds", "values"))
         if kind not in (CLAIM, CHECK):
-            raise ValueError(f"kind must be {CLAIM!r} or {CHECK!r}, got {kind!r}")
-        values = tuple((name, format_value(value)) for name, value in measured.items())
-        return cls(statement, holds, values, kind)
+            raise ValueError(f"{CLAIM_MIME}: kind must be {CLAIM!r} or {CHECK!r}, got {kind!r}")
+        if not isinstance(statement, str) or not statement.strip():
+            raise ValueError(f"{CLAIM_MIME}: statement must be a non-empty string, got {statement!r}")
+        if not isinstance(holds, bool):
+            raise ValueError(f"{CLAIM_MIME}: holds must be true or false, got {holds!r}")
+        if not isinstance(values, Mapping):
+            raise ValueError(f"{CLAIM_MIME}: values must be an object, got {values!r}")
+        return cls(statement, holds, tuple((str(name), value) for name, value in values.items()), kind)
+
+    @property
+    def shown_values(self) -> str:
+        """The values as the line shows them: ``"name=value, ..."`` (3 significant digits)."""
+        return ", ".join(f"{name}={format_value(value)}" for name, value in self.values)
 
     @property
     def line(self) -> str:
         """The plain-text form: ``"✔ Claim: statement — name=value, ..."`` (as :func:`claim_line`)."""
-        values = ", ".join(f"{name}={value}" for name, value in self.values)
         mark = HELD if self.holds else FAILED
-        return f"{mark} {self.kind}: {self.statement}" + (f"{SEPARATOR}{values}" if values else "")
+        return f"{mark} {self.kind}: {self.statement}" + (f"{SEPARATOR}{self.shown_values}" if self.values else "")
 
     def __str__(self) -> str:
         return self.line
@@ -123,11 +194,29 @@ class CheckedClaim:
         values = ""
         if self.values:
             items = "".join(
-                f'<span style="{_VALUE_STYLE}">{html.escape(name)}={html.escape(value)}</span>'
+                f'<span style="{_VALUE_STYLE}">{html.escape(name)}={html.escape(format_value(value))}</span>'
                 for name, value in self.values
             )
             values = f'<div style="{_VALUES_STYLE}">{items}</div>'
         return f'<div class="book-claim" style="{_BOX_STYLE.format(rgb=rgb)}">{head}{values}</div>'
+
+    def _repr_mimebundle_(self, include: object = None, exclude: object = None) -> dict[str, Any]:
+        """What IPython displays: the line, the box and the data (:data:`CLAIM_MIME`)."""
+        return {"text/plain": self.line, "text/html": self._repr_html_(), CLAIM_MIME: self.data}
+
+
+def read_claims(notebook: Mapping) -> list[CheckedClaim]:
+    """Every claim an executed notebook displayed, in order, read from its outputs' :data:`CLAIM_MIME` data.
+
+    `notebook` is the notebook's JSON (``json.load`` or ``nbformat.read``). A claim that failed was
+    displayed before it raised, so it is here too (``holds`` False).
+    """
+    return [
+        CheckedClaim.from_data(output["data"][CLAIM_MIME])
+        for cell in notebook.get("cells", [])
+        for output in cell.get("outputs", [])
+        if output.get("output_type") in ("display_data", "execute_result") and CLAIM_MIME in output.get("data", {})
+    ]
 
 
 def _display(shown: CheckedClaim) -> bool:
@@ -150,11 +239,13 @@ def claim(statement: str, holds: bool, **measured: object) -> None:
     >>> claim("scaled scores have unit variance", abs(var - 1) < 0.1, var=var)
     ✔ Claim: scaled scores have unit variance — var=0.98
 
-    Under IPython (Jupyter, Colab, the site build) the claim is displayed as a :class:`CheckedClaim`,
-    a wrapped box with that line as its plain-text form; elsewhere the line is printed.
+    Under IPython (Jupyter, Colab, the site build) the claim is displayed as a :class:`CheckedClaim`:
+    a wrapped box, that line as its plain-text form, and its data (:data:`CLAIM_MIME`), which the
+    site and the seed sweep read; elsewhere the line is printed.
     ``holds`` is the check, written out in the cell where the reader sees it (with its margin);
     ``measured`` are the numbers it was decided on. Raises ``AssertionError`` with the same line
-    if the claim does not hold, so a chapter that runs to its end is a chapter whose claims held.
+    if the claim does not hold (displayed first, under IPython), so a chapter that runs to its end
+    is a chapter whose claims held.
     """
     _show(CLAIM, statement, holds, measured)
 
@@ -189,7 +280,8 @@ def _show(kind: str, statement: str, holds: bool, measured: Mapping[str, object]
     if not isinstance(holds, bool):
         raise TypeError(f"holds must be a bool (the outcome of the check), got {type(holds).__name__}")
     shown = CheckedClaim.of(statement.strip(), holds, measured, kind)
+    displayed = _display(shown)  # a failed claim too: its record is then in the notebook's outputs
     if not holds:
         raise AssertionError(shown.line)
-    if not _display(shown):
+    if not displayed:
         print(shown.line, flush=True)

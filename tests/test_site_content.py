@@ -4,8 +4,9 @@
 - every figure a chapter's notebook produced when the build ran it is on the page, and its file is there;
 - exercises are numbered per chapter (chapter 2's are "Exercise 2.1", "Exercise 2.2", ...), and each
   has its solution in a dropdown;
-- every claim a chapter checked (`lib.claim`'s "✔ Claim: ..." lines, the plain text of its boxes) is in
-  the Claims appendix, with the values this build measured, linked to the place it was checked;
+- every claim a chapter checked (the data of `lib.claim`'s and `lib.check`'s bundles, read with
+  `lib.book.claims.read_claims`) is in the Claims appendix, in the table of its kind (claims, checks),
+  with the values this build measured, linked to the place it was checked;
 - training progress bars are one clean line per run: no tqdm widget (it cannot render on a static
   page), and no half-finished bar;
 - the intro's chapter table and the instructors' page show each chapter's run time as this build
@@ -24,7 +25,8 @@ import yaml
 from bs4 import BeautifulSoup
 
 from conftest import EXECUTED, HTML, REPO, SiteBuild
-from tools.book_ext import CLAIM_LINE, NO_CHAPTER, RUNTIMES_JSON, format_seconds
+from lib.book.claims import CHECK, CLAIM, CheckedClaim, read_claims
+from tools.book_ext import NO_CHAPTER, RUNTIMES_JSON, format_seconds
 from tools.common import chapters
 
 pytestmark = pytest.mark.site
@@ -64,6 +66,14 @@ class _Page:
         self.runtime_rows: list[list[str]] = [
             [" ".join(cell.get_text().split()) for cell in row.find_all(["td", "th"])] for row in soup.find_all("tr")
         ]
+        # tables with an id (the Claims appendix: claims-ledger-claims, claims-ledger-checks): caption, rows
+        self.tables: dict[str, tuple[str, list[list[str]]]] = {
+            table["id"]: (
+                " ".join(table.caption.get_text().split()) if table.caption else "",
+                [[" ".join(c.get_text().split()) for c in row.find_all(["td", "th"])] for row in table.find_all("tr")],
+            )
+            for table in soup.find_all("table", id=True)
+        }
 
 
 def _page(docname: str) -> _Page:
@@ -197,48 +207,39 @@ def test_instructors_page_tabulates_every_chapter(built) -> None:
         )
 
 
-def _output_text(out: dict) -> str:
-    """A cell output's plain text: a stream's text, or a display's `text/plain` (how `lib.claim` shows its box)."""
-    if out.get("output_type") == "stream":
-        return out.get("text", "")
-    if out.get("output_type") in ("display_data", "execute_result"):
-        return out.get("data", {}).get("text/plain", "")
-    return ""
-
-
-def _claim_lines(notebook: Path) -> list[str]:
-    """The lines `lib.claim` showed when the build executed `notebook` (the plain text of its boxes)."""
-    nb = nbformat.read(notebook, as_version=4)
-    return [
-        line.strip()
-        for cell in nb.cells
-        if cell.cell_type == "code"
-        for out in cell.get("outputs", [])
-        for line in _output_text(out).splitlines()
-        if CLAIM_LINE.match(line.strip())
-    ]
+def _claims(notebook: Path) -> list[CheckedClaim]:
+    """The claims and checks `lib.claim` / `lib.check` displayed when the build executed `notebook` (their data)."""
+    return read_claims(nbformat.read(notebook, as_version=4))
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=_ids(CHAPTERS))
 def test_every_chapter_checks_claims(chapter: Path, built) -> None:
-    lines = _claim_lines(EXECUTED / "book" / chapter.name)
-    assert len(lines) >= 3, f"{chapter.name}: only {len(lines)} lib.claim line(s) in its executed notebook"
-    assert all(line.startswith("✔") for line in lines), lines
+    claims = _claims(EXECUTED / "book" / chapter.name)
+    assert len(claims) >= 3, f"{chapter.name}: only {len(claims)} lib.claim call(s) displayed in its executed notebook"
+    assert all(c.holds for c in claims), [c.line for c in claims if not c.holds]
 
 
 def test_claims_ledger_lists_every_claim_with_its_values(built) -> None:
-    page = _page("book/claims")
-    rows = [r for r in page.runtime_rows if len(r) == 5 and r[0] != "Chapter"]
-    expected = []
+    """The appendix's two tables, claims and checks, list exactly what the build's notebooks displayed."""
+    tables = _page("book/claims").tables
+    expected: dict[str, list[tuple[str, str]]] = {CLAIM: [], CHECK: []}
     for notebook in sorted((EXECUTED / "book").glob("*.ipynb")):
-        for line in _claim_lines(notebook):
-            m = CLAIM_LINE.match(line)
-            label = m["statement"] if m["kind"] == "Claim" else f"Check: {m['statement']}"
-            expected.append((" ".join(label.split()), " ".join((m["values"] or "").split())))
-    assert expected, "no notebook checked a claim"
-    found = [(r[1], r[2]) for r in rows]
-    assert sorted(found) == sorted(expected), "the Claims appendix does not list exactly the claims the build checked"
-    assert all(r[3] == "✔" for r in rows)
+        for c in _claims(notebook):
+            expected[c.kind].append((" ".join(c.statement.split()), " ".join(c.shown_values.split())))
+    assert expected[CLAIM], "no notebook checked a claim"
+    for kind in (CLAIM, CHECK):
+        table_id = f"claims-ledger-{kind.lower()}s"
+        if not expected[kind]:
+            assert table_id not in tables
+            continue
+        caption, rows = tables[table_id]
+        assert caption.startswith(f"{kind}s ({len(expected[kind])})"), caption
+        assert rows[0][:2] == ["Chapter", kind]
+        found = [(r[1], r[2]) for r in rows[1:]]
+        assert sorted(found) == sorted(expected[kind]), (
+            f"the appendix's {kind.lower()}s are not the ones the build checked"
+        )
+        assert all(len(r) == 5 and r[3] == "✔" for r in rows[1:])
 
 
 def test_claims_ledger_shows_every_chapter_claim_held_on_every_seed_of_the_sweep(built) -> None:
@@ -256,6 +257,6 @@ def test_claims_ledger_shows_every_chapter_claim_held_on_every_seed_of_the_sweep
         assert m[1] == m[2] and int(m[2]) >= 10, f"{chapter}: {statement!r} held on {m[0]} seeds of the sweep"
     text = (HTML / "book" / "claims.html").read_text(encoding="utf-8")
     for chapter in CHAPTERS:
-        if _claim_lines(EXECUTED / "book" / chapter.name):
+        if _claims(EXECUTED / "book" / chapter.name):
             assert f'href="{chapter.stem}.html#claim-1"' in text, f"no link to {chapter.stem}'s first claim"
             assert 'id="claim-1"' in (HTML / "book" / f"{chapter.stem}.html").read_text(encoding="utf-8")

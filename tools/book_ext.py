@@ -358,7 +358,7 @@ class FillRuntimes(SphinxPostTransform):
 
 
 class claims_placeholder(nodes.General, nodes.Element):
-    """Becomes the table of every claim the build checked."""
+    """Becomes the Claims appendix: two tables, every claim and every check the build checked."""
 
 
 def _claims(env) -> dict[str, list[dict]]:
@@ -470,7 +470,7 @@ def _inside(node: nodes.Node, css_class: str) -> bool:
 
 
 class ClaimsLedger(SphinxDirective):
-    """A table of every claim every chapter checked, with the values this build measured."""
+    """Two tables, the claims and the checks every page displayed, with the values this build measured."""
 
     has_content = False
 

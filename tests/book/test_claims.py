@@ -368,7 +368,7 @@ def test_the_ledger_records_every_value_over_the_seeds(tmp_path):
 
 def test_the_committed_ledger_in_its_old_format_is_read_as_it_is():
     """book/claims_sweep.json was written from the printed lines (numbers only, no `seen`): the
-    appendix reads it unchanged, and --check accepts it."""
+    appendix reads it unchanged (its freshness is tests/test_sweep.py's)."""
     from tools import sweep
     from tools.book_ext import SWEEP_FILE, over_seeds_text, read_sweep
 
@@ -379,7 +379,6 @@ def test_the_committed_ledger_in_its_old_format_is_read_as_it_is():
     first = next(c for c in claims if c["values"])
     name, (low, high) = next(iter(first["values"].items()))
     assert over_seeds_text(first).startswith(f"{name} ")
-    assert sweep.problems(sweep.load()) == []
 
 
 # ---- the site: myst-nb renders the box, tools/book_ext.py reads the data -------------------------

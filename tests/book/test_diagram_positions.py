@@ -28,7 +28,7 @@ def test_schematic_is_a_figure_labelled_with_the_config_shapes() -> None:
     fig = position_schematic(config, seq_len=7)
     assert isinstance(fig, Figure)
     text = _texts(fig)
-    assert "T=7" in text and "d_model=48" in text  # token and embedding shapes
+    assert "T=7" in text and r"$d_\mathrm{model}$=48" in text  # token and embedding shapes
     assert "H=4" in text and ", 12]" in text  # d_head = 48 / 4
     assert "2c+1=11" in text and "c=5" in text  # Shaw et al.'s clipped tables (clip distance c)
     assert "6 planes per head" in text  # RoPE: d_head / 2 rotation planes
@@ -38,7 +38,7 @@ def test_schematic_is_a_figure_labelled_with_the_config_shapes() -> None:
 
 def test_schematic_accepts_a_model(tiny_transformer_config) -> None:
     model = lib.Transformer(tiny_transformer_config())
-    assert "d_model=16" in _texts(position_schematic(model))
+    assert r"$d_\mathrm{model}$=16" in _texts(position_schematic(model))
 
 
 @pytest.mark.parametrize("bad", [None, 3, "rotary"])

@@ -39,9 +39,9 @@ def test_labels_come_from_the_model() -> None:
     model = _model(share_embeddings=True, tie_output=True)
     text = _texts(transformer_diagram(model))
     assert "encoder layer  × N = 3" in text and "decoder layer  × N = 2" in text
-    assert "d_model=48" in text and "H=3, d_head=16" in text
+    assert r"$d_\mathrm{model}$=48" in text and r"H=3, $d_\mathrm{head}$=16" in text
     assert "48 → 96 → 48" in text  # the feed-forward widths
-    assert "Embedding 30 × 48" in text and "× √d_model = × 6.93" in text
+    assert "Embedding 30 × 48" in text and r"× $√d_\mathrm{model}$ = × 6.93" in text
     assert f"{sum(p.numel() for p in model.parameters()):,} parameters" in text
     assert "one shared\nmatrix" in text and "tied: one matrix" in text
     assert "post-LN" in text and "Add & Norm" in text and "final LayerNorm" not in text

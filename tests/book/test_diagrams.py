@@ -141,3 +141,54 @@ def test_chapter_1_to_3_schematics_fit_the_column_with_labels_of_9_pt(draw):
     assert fig.get_size_inches()[0] <= 7.0 + 1e-9
     sizes = [t.get_fontsize() for t in fig.findobj(matplotlib.text.Text) if t.get_text().strip()]
     assert min(sizes) >= 9
+
+
+def _bert_config():
+    from types import SimpleNamespace
+
+    return SimpleNamespace(
+        vocab_size=30,
+        hidden_size=16,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=32,
+        max_position_embeddings=64,
+        type_vocab_size=2,
+        layer_norm_eps=1e-12,
+    )
+
+
+def _every_schematic() -> dict[str, Figure]:
+    """One figure of each schematic that labels shapes or equations, at small sizes."""
+    import lib
+    from lib.book.diagrams import bert_encoder, cross_attention_dataflow, position_schematic, transformer_diagram
+
+    config = lib.TransformerConfig(13, 13, d_model=16, n_heads=2, n_encoder_layers=1, n_decoder_layers=1, d_ff=32)
+    model = lib.Transformer(config)
+    tokens = torch.ones(2, 5, dtype=torch.long)
+    return {
+        "qkv_dataflow": qkv_dataflow(MultiHeadAttention(16, 2), torch.randn(1, 5, 16)),
+        "scaling_and_softmax": scaling_and_softmax(torch.randn(16), torch.randn(8, 16)),
+        "cross_attention_dataflow": cross_attention_dataflow(model, tokens, tokens[:, :4]),
+        "position_schematic": position_schematic(config, seq_len=5),
+        "transformer_diagram": transformer_diagram(model),
+        "bert_encoder": bert_encoder(_bert_config(), T=5),
+    }
+
+
+def test_labels_write_subscripts_as_math_and_roots_as_a_glyph():
+    """Outside ``$…$`` no label reads ``W_K`` or ``d_model`` with a raw underscore; no label uses ``\\sqrt``.
+
+    The figures are SVG with their text kept as text: mathtext's ``\\sqrt`` draws the radical as a
+    glyph of the reader's font and its bar as a line, and the two drift apart in the browser; the
+    single glyph ``√`` cannot.
+    """
+    import re
+
+    for name, fig in _every_schematic().items():
+        labels = [t.get_text() for t in fig.texts] + [t.get_text() for ax in fig.axes for t in ax.texts]
+        for label in labels:
+            plain = re.sub(r"\$[^$]*\$", "", label)
+            assert not re.search(r"(?<![\w.])[A-Za-z]_[A-Za-z0-9{]", plain), f"{name}: raw subscript in {label!r}"
+            assert r"\sqrt" not in label, f"{name}: \\sqrt in {label!r} (write √ instead)"
+        matplotlib.pyplot.close(fig)

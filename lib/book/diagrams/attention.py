@@ -99,7 +99,7 @@ def qkv_dataflow(attention: torch.nn.Module, x: Tensor, head: int = 0) -> Figure
                va="top")
 
     # scores and weights, down the right-hand column
-    score_box = c.box(8.0, 5.5, 2.5, 0.85, r"$Q K^\top / \sqrt{d_k}$" + f"\n(× {scale:.3g})", role="norm", fontsize=10)
+    score_box = c.box(8.0, 5.5, 2.5, 0.85, r"$Q K^\top / √d_k$" + f"\n(× {scale:.3g})", role="norm", fontsize=10)
     c.arrow(grids["query"].right, (score_box.x, score_box.y + 0.6))
     c.arrow(grids["key"].right, (score_box.x, score_box.y + 0.25))
     c.text(score_box.right[0] + 0.12, score_box.center[1], f"scores\n{_shape(weights)}", fontsize=9, ha="left")
@@ -166,7 +166,7 @@ def scaling_and_softmax(q: Tensor, k: Tensor) -> Figure:
     c = Canvas(
         width,
         height,
-        title=rf"Where $1/\sqrt{{d_k}}$ sits, and what the softmax does with large scores"
+        title=rf"Where $1/√d_k$ sits, and what the softmax does with large scores"
         f"\n($d_k$ = {d_k}, {T} keys)",
         scale=FIGURE_WIDTH_IN / width,
     )
@@ -178,7 +178,7 @@ def scaling_and_softmax(q: Tensor, k: Tensor) -> Figure:
     c.arrow(qb.right, dot.left, curve=-0.15)
     c.arrow(kb.right, dot.left, curve=0.15)
     div = c.box(
-        5.9, y - 0.4, 2.6, 0.9, r"$\div\,\sqrt{d_k}$" + f" = {math.sqrt(d_k):.3g}\nVar → 1", role="norm", fontsize=10
+        5.9, y - 0.4, 2.6, 0.9, r"$\div\,√d_k$" + f" = {math.sqrt(d_k):.3g}\nVar → 1", role="norm", fontsize=10
     )
     c.arrow(dot.right, div.left)
     c.text(div.center[0], div.y + div.h + 0.3, "the one line scaling adds", fontsize=9, role="highlight", bold=True)
@@ -201,7 +201,7 @@ def scaling_and_softmax(q: Tensor, k: Tensor) -> Figure:
             0.2,
             6.6,
             5.05,
-            f"{name}: " + ("$e_j = q k_j^\\top$" if name == "unscaled" else "$e_j = q k_j^\\top / \\sqrt{d_k}$"),
+            f"{name}: " + ("$e_j = q k_j^\\top$" if name == "unscaled" else "$e_j = q k_j^\\top / √d_k$"),
             role="input",
         )
         c.bars(x, 2.85, 5.8, 1.55, e, role="key", signed=True, top=float(scores.abs().max()))

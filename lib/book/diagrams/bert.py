@@ -36,7 +36,7 @@ def bert_encoder(config, T: int | str = "T", title: str | None = None) -> Figure
         )
     d, H, L = config.hidden_size, config.num_attention_heads, config.num_hidden_layers
     d_ff, eps = config.intermediate_size, config.layer_norm_eps
-    title = title or f"The BERT encoder lib builds: {L} layers, d_model = {d}, H = {H}"
+    title = title or f"The BERT encoder lib builds: {L} layers, $d_\\mathrm{{model}}$ = {d}, H = {H}"
 
     c = Canvas(11.5, 12.0, title=title, scale=0.6)  # 6.9 in: the page column, labels at their set size
     X, W = 3.0, 5.5  # the main column
@@ -72,7 +72,7 @@ def bert_encoder(config, T: int | str = "T", title: str | None = None) -> Figure
         5.0,
         W - 1.2,
         0.8,
-        f"MultiHeadAttention: {H} heads × d_head {d // H}\nsoftmax(Q Kᵀ / √{d // H}) V, padding masked",
+        f"MultiHeadAttention: {H} heads × $d_\\mathrm{{head}}$ = {d // H}\nsoftmax$(Q K^\\top / √{d // H})$ V, padding masked",
         role="attention",
         fontsize=7.5,
     )

@@ -118,7 +118,7 @@ def cross_attention_dataflow(model: torch.nn.Module, src: Tensor, tgt: Tensor) -
     enc = c.box(
         0.4, 2.2, 2.3, 1.2, "self-attention\n(no look-ahead mask,\npadding mask\non keys)", role="encoder", fontsize=fs
     )
-    mem = c.box(0.4, 4.1, 2.3, 1.2, f"memory M\n[B, S, d_model]\n= [{B}, {S}, {d}]", role="encoder", fontsize=fs)
+    mem = c.box(0.4, 4.1, 2.3, 1.2, f"memory M\n[B, S, $d_\\mathrm{{model}}$]\n= [{B}, {S}, {d}]", role="encoder", fontsize=fs)
     c.arrow(s.top, enc.bottom)
     c.arrow(enc.top, mem.bottom)
 
@@ -126,19 +126,19 @@ def cross_attention_dataflow(model: torch.nn.Module, src: Tensor, tgt: Tensor) -
     c.region(6.9, 0.3, 2.7, 5.9, f"decoder × {cfg.n_decoder_layers}", role="decoder")
     t = c.box(7.1, 0.7, 2.3, 0.9, f"target so far\ntgt [B={B}, T={T}]", role="input", fontsize=fs)
     dec = c.box(7.1, 2.2, 2.3, 1.2, "masked\nself-attention\n(look-ahead mask)", role="decoder", fontsize=fs)
-    out = c.box(7.1, 4.8, 2.3, 1.1, f"+ cross-attn output\n[B, T, d_model]\n= [{B}, {T}, {d}]", role="output",
+    out = c.box(7.1, 4.8, 2.3, 1.1, f"+ cross-attn output\n[B, T, $d_\\mathrm{{model}}$]\n= [{B}, {T}, {d}]", role="output",
                 fontsize=fs)  # fmt: skip
     c.arrow(t.top, dec.bottom)
 
     # cross-attention in the middle: keys and values (left), queries, weights and output (right)
-    k = c.box(3.1, 3.4, 1.75, 1.1, f"K = M W_K\n[B, H, S, d_head]\n= [{B}, {H}, {S}, {dh}]", role="key", fontsize=7.5)
-    v = c.box(3.1, 4.8, 1.75, 1.1, f"V = M W_V\n[B, H, S, d_head]\n= [{B}, {H}, {S}, {dh}]", role="value",
+    k = c.box(3.1, 3.4, 1.75, 1.1, f"$K = M W_K$\n[B, H, S, $d_\\mathrm{{head}}$]\n= [{B}, {H}, {S}, {dh}]", role="key", fontsize=7.5)
+    v = c.box(3.1, 4.8, 1.75, 1.1, f"$V = M W_V$\n[B, H, S, $d_\\mathrm{{head}}$]\n= [{B}, {H}, {S}, {dh}]", role="value",
               fontsize=7.5)  # fmt: skip
-    q = c.box(5.0, 2.0, 1.75, 1.1, f"Q = X_dec W_Q\n[B, H, T, d_head]\n= [{B}, {H}, {T}, {dh}]", role="query",
+    q = c.box(5.0, 2.0, 1.75, 1.1, f"$Q = X_\\mathrm{{dec}} W_Q$\n[B, H, T, $d_\\mathrm{{head}}$]\n= [{B}, {H}, {T}, {dh}]", role="query",
               fontsize=7.5)  # fmt: skip
-    w = c.box(5.0, 3.4, 1.75, 1.1, f"softmax(QKᵀ/√d_head)\n[B, H, T, S]\n= [{B}, {H}, {T}, {S}]", role="attention",
+    w = c.box(5.0, 3.4, 1.75, 1.1, f"softmax$(QK^\\top/√d_\\mathrm{{head}})$\n[B, H, T, S]\n= [{B}, {H}, {T}, {S}]", role="attention",
               fontsize=7.5)  # fmt: skip
-    av = c.box(5.0, 4.8, 1.75, 1.1, "weights · V,\nheads merged,\n· W_O", role="output", fontsize=7.5)
+    av = c.box(5.0, 4.8, 1.75, 1.1, "weights · V,\nheads merged,\n· $W_O$", role="output", fontsize=7.5)
     c.arrow(dec.left, q.right, role="query")
     c.arrow(mem.right, k.left, role="key")
     c.arrow(mem.right, v.left, role="value")

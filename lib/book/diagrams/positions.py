@@ -59,10 +59,10 @@ def position_schematic(model_or_config, seq_len: int = 16) -> Figure:
     canvas.region(x0, y0, w, ph, "absolute: sinusoidal, learned", role="encoder")
     tok = canvas.box(x0 + 0.3, y0 + 0.35, 2.3, 0.8, f"token ids\n[B, T={T}]", role="input", fontsize=fs)
     emb = canvas.box(
-        x0 + 0.3, y0 + 1.65, 2.3, 0.95, f"$\\sqrt{{d_\\mathrm{{model}}}}\\,E[w_i]$\n[B, T, d_model={d}]", role="input", fontsize=fs
+        x0 + 0.3, y0 + 1.65, 2.3, 0.95, f"$√d_\\mathrm{{model}}\\,E[w_i]$\n[B, T, $d_\\mathrm{{model}}$={d}]", role="input", fontsize=fs
     )
     canvas.arrow(tok.top, emb.bottom)
-    pe = canvas.box(x0 + 3.0, y0 + 1.65, 2.1, 0.95, f"$PE(i)$\n[T, d_model={d}]", role="highlight", fontsize=fs)
+    pe = canvas.box(x0 + 3.0, y0 + 1.65, 2.1, 0.95, f"$PE(i)$\n[T, $d_\\mathrm{{model}}$={d}]", role="highlight", fontsize=fs)
     plus = canvas.box(x0 + 1.1, y0 + 3.0, 0.7, 0.55, "+", role="highlight", fontsize=12)
     canvas.arrow(emb.top, plus.bottom)
     canvas.arrow(pe.top, plus.right, role="highlight", curve=0.25)
@@ -71,14 +71,14 @@ def position_schematic(model_or_config, seq_len: int = 16) -> Figure:
         role="attention", fontsize=fs,
     )  # fmt: skip
     canvas.arrow(plus.top, (plus.top[0], layers.y))
-    canvas.text(x0 + w / 2, y0 + 5.35, r"$x_i = \sqrt{d_\mathrm{model}}\,E[w_i] + PE(i)$, once, before layer 0",
+    canvas.text(x0 + w / 2, y0 + 5.35, r"$x_i = √d_\mathrm{model}\,E[w_i] + PE(i)$, once, before layer 0",
                 fontsize=note, italic=True)  # fmt: skip
     canvas.text(x0 + 4.05, y0 + 1.15, "sin/cos table, or\nnn.Embedding", fontsize=fs)
 
     # --- 2. rotary: rotate q and k inside attention (top right) ----------------------------------
     x0, y0 = xs[1], ys[0]
     canvas.region(x0, y0, w, ph, "rotary (RoPE): inside attention", role="query")
-    xin = canvas.box(x0 + 1.5, y0 + 0.35, 2.4, 0.8, f"$x_i$ (no position)\n[B, T={T}, d_model={d}]", role="input", fontsize=fs)
+    xin = canvas.box(x0 + 1.5, y0 + 0.35, 2.4, 0.8, f"$x_i$ (no position)\n[B, T={T}, $d_\\mathrm{{model}}$={d}]", role="input", fontsize=fs)
     q = canvas.box(x0 + 0.3, y0 + 1.65, 2.1, 0.8, f"$q = x W_Q$\n[B, H={H}, T, {dh}]", role="query", fontsize=fs)
     kk = canvas.box(x0 + 3.0, y0 + 1.65, 2.1, 0.8, f"$k = x W_K$\n[B, H, T, {dh}]", role="key", fontsize=fs)
     canvas.arrow(xin.top, q.bottom)
@@ -102,7 +102,7 @@ def position_schematic(model_or_config, seq_len: int = 16) -> Figure:
     # --- 3. relative: learned vectors per offset inside attention (bottom left) -------------------
     x0, y0 = xs[0], ys[1]
     canvas.region(x0, y0, w, ph, "relative (Shaw et al.): inside attention", role="value")
-    xin = canvas.box(x0 + 1.5, y0 + 0.35, 2.4, 0.8, f"$x_i$ (no position)\n[B, T={T}, d_model={d}]", role="input", fontsize=fs)
+    xin = canvas.box(x0 + 1.5, y0 + 0.35, 2.4, 0.8, f"$x_i$ (no position)\n[B, T={T}, $d_\\mathrm{{model}}$={d}]", role="input", fontsize=fs)
     qkv = canvas.box(x0 + 0.3, y0 + 1.65, 2.4, 0.8, f"q, k, v\n[B, H={H}, T, {dh}]", role="query", fontsize=fs)
     table = canvas.box(x0 + 3.0, y0 + 1.65, 2.1, 0.8, f"$a^K, a^V$\n[2c+1={2 * clip + 1}, {dh}]", role="highlight",
                        fontsize=fs)  # fmt: skip
@@ -112,7 +112,7 @@ def position_schematic(model_or_config, seq_len: int = 16) -> Figure:
     canvas.arrow(table.top, offs.bottom)
     score = canvas.box(
         x0 + 0.3, y0 + 4.05, 4.8, 0.9,
-        r"$e_{ij} = q_i (k_j + a^K_{j-i})^\top / \sqrt{d_\mathrm{head}}$" + "\n" + r"$z_i = \sum_j \alpha_{ij} (v_j + a^V_{j-i})$",
+        r"$e_{ij} = q_i (k_j + a^K_{j-i})^\top / √d_\mathrm{head}$" + "\n" + r"$z_i = \sum_j \alpha_{ij} (v_j + a^V_{j-i})$",
         role="attention", fontsize=fs,
     )  # fmt: skip
     canvas.arrow(qkv.top, (qkv.top[0], score.y))

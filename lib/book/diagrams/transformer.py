@@ -73,7 +73,7 @@ def transformer_diagram(model, batch_size: str = "B") -> Figure:
     norm_first = cfg.norm_first
     B = batch_size
 
-    enc_layer = [(f"Multi-head self-attention\nH={h}, d_head={d // h}", "attention")]
+    enc_layer = [(f"Multi-head self-attention\nH={h}, $d_\\mathrm{{head}}$={d // h}", "attention")]
     dec_layer = [
         (f"Masked multi-head self-attention\nH={h} (causal mask)", "attention"),
         ("Cross-attention: Q from decoder,\nK, V from encoder memory", "key"),
@@ -89,7 +89,7 @@ def transformer_diagram(model, batch_size: str = "B") -> Figure:
     c = Canvas(
         width,
         height,
-        title=f"The Transformer (slide 27): {n_enc} + {n_dec} layers, d_model={d}, {placement}",
+        title=f"The Transformer (slide 27): {n_enc} + {n_dec} layers, $d_\\mathrm{{model}}$={d}, {placement}",
         scale=0.55,  # 6.9 in: the page column, so the labels show at their set size
     )
 
@@ -101,11 +101,11 @@ def transformer_diagram(model, batch_size: str = "B") -> Figure:
         0.2,
         _COL_W - 1.2,
         0.6,
-        f"target, shifted right  [{B}, T]\n<bos> y₁ … y_T-1",
+        f"target, shifted right  [{B}, T]\n<bos> $y_1 … y_{{T-1}}$",
         role="input",
         fontsize=7.5,
     )
-    emb_text = "Embedding {v} × {d}\n× √d_model = × {s:.3g}"
+    emb_text = "Embedding {v} × {d}\n× $√d_\\mathrm{{model}}$ = × {s:.3g}"
     src_emb = c.box(
         _ENC_X + 0.2,
         1.15,
@@ -197,7 +197,7 @@ def transformer_diagram(model, batch_size: str = "B") -> Figure:
         top + 1.05,
         _COL_W - 1.0,
         0.6,
-        f"softmax → p(y_t | y<t, x)\n[{B}, T, {cfg.tgt_vocab_size}]",
+        f"softmax → $p(y_t \\mid y_{{<t}}, x)$\n[{B}, T, {cfg.tgt_vocab_size}]",
         role="output",
         fontsize=7.5,
     )
@@ -222,7 +222,7 @@ def transformer_diagram(model, batch_size: str = "B") -> Figure:
     n_params = sum(p.numel() for p in model.parameters())
     notes = [
         f"{n_params:,} parameters",
-        f"d_model = {d}, H = {h}, d_ff = {d_ff}",
+        f"$d_\\mathrm{{model}}$ = {d}, H = {h}, $d_\\mathrm{{ff}}$ = {d_ff}",
         f"dropout = {cfg.dropout}",
         "curved arrows: residual connections",
     ]

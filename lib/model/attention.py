@@ -177,7 +177,7 @@ class RelativeMultiHeadAttention(MultiHeadAttention):
             raise ValueError("a kernel cannot be combined with relative positions (RelativeMultiHeadAttention)")
         mask = causal_mask(q.size(-2), q.device) if is_causal else mask
         a_k, a_v = self.relative(q.size(-2), k.size(-2))  # [T_q, T_k, d_head]
-        bias = torch.einsum("bhqd,qkd->bhqk", q, a_k) * self.scale
-        dropout_p = self.dropout if self.training else 0.0
-        out, weights = scaled_dot_product_attention(q, k, v, mask, dropout_p, self.scale, bias)
-        return out + torch.einsum("bhqk,qkd->bhqd", weights, a_v), weights
+        scores = (q @ k.transpose(-2, -1) + torch.einsum("bhqd,qkd->bhqk", q, a_k)) * self.scale  # e_ij
+        alpha = masked_softmax(scores, mask)
+        dropped = F.dropout(alpha, self.dropout) if self.training and self.dropout > 0 else alpha  # one α for both
+        return dropped @ v + torch.einsum("bhqk,qkd->bhqd", dropped, a_v), alpha

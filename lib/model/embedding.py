@@ -72,10 +72,14 @@ class TokenModel(nn.Module):
             x = self.position(x, offset)
         return self.dropout(x)
 
+    @property
+    def max_positions(self) -> int | None:
+        """How many tokens the model can read: ``max_len`` with learned positions, else any number (``None``)."""
+        return self.config.max_len if self.config.position == "learned" else None
+
     def check_tokens(self, name: str, tokens: Tensor, vocab_size: int, offset: int = 0) -> None:
         """Valid ids; the length is limited only by learned positions (``max_len``)."""
-        max_len = self.config.max_len if self.config.position == "learned" else None
-        check_tokens(name, tokens, vocab_size, max_len, offset)
+        check_tokens(name, tokens, vocab_size, self.max_positions, offset)
 
     def num_parameters(self) -> int:
         """Number of distinct trainable parameters (a tied matrix counts once)."""

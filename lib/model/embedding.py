@@ -77,9 +77,9 @@ class TokenModel(nn.Module):
         """How many tokens the model can read: ``max_len`` with learned positions, else any number (``None``)."""
         return self.config.max_len if self.config.position == "learned" else None
 
-    def check_tokens(self, name: str, tokens: Tensor, vocab_size: int, offset: int = 0) -> None:
-        """Valid ids; the length is limited only by learned positions (``max_len``)."""
-        check_tokens(name, tokens, vocab_size, self.max_positions, offset)
+    def check_tokens(self, name: str, tokens: Tensor, vocab_size: int, offset: int = 0, values: bool = True) -> None:
+        """Valid ids (``values``: in the vocabulary); the length is limited only by learned positions (``max_len``)."""
+        check_tokens(name, tokens, vocab_size, self.max_positions, offset, values)
 
     def num_parameters(self) -> int:
         """Number of distinct trainable parameters (a tied matrix counts once)."""

@@ -65,7 +65,7 @@ class DecoderOnlyLM(TokenModel):
 
     def forward(self, tokens: Tensor, cache: list[KVCache] | None = None) -> Tensor:
         offset = len(cache[0]) if cache else 0  # with a cache, ``tokens`` are only the new ones
-        self.check_tokens("tokens", tokens, self.config.vocab_size, offset)
+        self.check_tokens("tokens", tokens, self.config.vocab_size, offset, values=False)  # shape only: no sync
         x = self.embed_tokens(tokens, self.embed, offset)
         for i, layer in enumerate(self.layers):
             x = layer(x, cache=cache[i] if cache else None)

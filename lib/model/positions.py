@@ -97,7 +97,7 @@ class RotaryEmbedding(nn.Module):
 
     def forward(self, x: Tensor, positions: Tensor | int) -> Tensor:
         if isinstance(positions, int):
-            positions = torch.arange(positions, positions + x.size(-2))
+            positions = torch.arange(positions, positions + x.size(-2), device=x.device)
         theta = self.base ** (-torch.arange(0, self.d_head, 2, device=x.device, dtype=torch.float32) / self.d_head)
         angle = positions.to(device=x.device, dtype=torch.float32)[:, None] * theta  # [T, d/2], float32
         cos, sin = angle.cos().to(x.dtype), angle.sin().to(x.dtype)

@@ -16,8 +16,7 @@ from functools import partial
 
 from torch import Tensor, nn
 
-from ..heads import attention_layers
-from ..model.attention import MultiHeadAttention
+from ..model.attention import MultiHeadAttention, attention_layers
 from ..model.checks import check_choice
 from ..model.layers import DecoderLayer
 from .blockwise import memory_efficient_attention

@@ -159,6 +159,13 @@ class MultiHeadAttention(nn.Module):
             raise ValueError(f"{shapes} must share B, and key and value must share T_k")
 
 
+def attention_layers(model: nn.Module) -> dict[str, MultiHeadAttention]:
+    """Every :class:`MultiHeadAttention` in ``model``, by module name (``"layers.0.self_attn"``)."""
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+    return {name: m for name, m in model.named_modules() if isinstance(m, MultiHeadAttention)}
+
+
 class RelativeMultiHeadAttention(MultiHeadAttention):
     r"""Self-attention with relative positions (Shaw et al., 2018), tables ``relative`` (``k = max_distance``).
 

@@ -3,13 +3,7 @@ masks, attention, positions, layers, embedding, transformer (encoder-decoder), l
 generation (greedy, sampling, beam search, key/value cache); checks validates inputs.
 """
 
-from .attention import (
-    KVCache,
-    MultiHeadAttention,
-    RelativeMultiHeadAttention,
-    attention_layers,
-    scaled_dot_product_attention,
-)
+from .attention import KVCache, MultiHeadAttention, RelativeMultiHeadAttention, scaled_dot_product_attention
 from .generation import beam_search, eval_mode, generate_tokens, greedy_decode
 from .layers import DecoderLayer, DecoderOnlyLayer, EncoderLayer, FeedForward, LayerCache
 from .lm import DecoderOnlyLM, LMConfig

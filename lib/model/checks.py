@@ -58,9 +58,8 @@ def check_tensor(name: str, value: object) -> Tensor:
 def check_tokens(
     name: str, tokens: object, vocab_size: int, max_len: int | None = None, offset: int = 0, values: bool = True
 ) -> Tensor:
-    """Token ids: a ``[B, T]`` integer tensor, ``T >= 1``, ``offset + T <= max_len`` if given (the capacity
-    of learned positions), and with ``values`` ids in ``[0, vocab_size)``: reading them waits for the device,
-    so a ``forward`` passes ``values=False`` and the ids are checked where they enter (generation, data)."""
+    """Token ids: a ``[B, T]`` integer tensor, ``T >= 1``, ``offset + T <= max_len`` if given (learned positions),
+    ids in ``[0, vocab_size)`` if ``values`` (which reads them from the device: not in a ``forward``)."""
     if not isinstance(tokens, Tensor):
         raise TypeError(f"{name} must be a Tensor of token ids, got {type(tokens).__name__}")
     if tokens.dtype.is_floating_point or tokens.dtype.is_complex or tokens.dtype == torch.bool:

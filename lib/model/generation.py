@@ -2,12 +2,9 @@ r"""Generation: greedy search, sampling and beam search, with or without a key/v
 
 One loop for every model with the stepping interface :class:`Decoder` (``Transformer``, ``DecoderOnlyLM``,
 ``Seq2SeqRNN``). A cache makes a step O(T) instead of O(T²), with the same tokens. A row stops at ``eos_id``
-(kept) and is padded with ``pad_id`` after it; ``eos_id=None`` (the default) never stops.
-
-A model with learned positions has ``max_len`` of them: the start (the prompt, or ``<bos>``) and the
-``max_new_tokens - 1`` tokens fed back must fit, or generation is refused up front (``ValueError``).
-It does not crop the context as nanoGPT does: cropping shifts every token to a new position, which a
-cache cannot follow and which silently changes what the model reads.
+(kept) and is padded with ``pad_id`` after it; ``eos_id=None`` (the default) never stops. With learned
+positions, the start (prompt or ``<bos>``) and the ``max_new_tokens - 1`` tokens fed back must fit in ``max_len``,
+or generation is refused up front; never cropped as in nanoGPT (that moves every token to a new position).
 """
 
 from __future__ import annotations
@@ -34,33 +31,25 @@ def eval_mode(model: nn.Module) -> Iterator[nn.Module]:
 
 
 class Decoder(Protocol):
-    """What generation calls on a model (an ``nn.Module``): the stepping interface."""
+    """What generation calls on a model (an ``nn.Module``, switched to ``eval()`` while it runs)."""
 
     starts_from_bos: bool  # start from <bos>, left out of the result; else from src, a prompt that stays
     max_positions: int | None  # how many tokens the decoder can read (learned positions); None: any number
     config: Any  # generation reads config.pad_id
-    training: bool
 
-    def train(self, mode: bool = True) -> Any: ...
-    def eval(self) -> Any: ...
     def generation_context(self, src: Tensor) -> tuple[Tensor, ...]: ...  # checks src; what every step attends to
     def new_cache(self) -> list[Any] | None: ...  # per-layer caches with reorder(index) (beam search), or None
     def next_logits(self, tokens: Tensor, context: tuple[Tensor, ...], cache: list[Any] | None) -> Tensor: ...
 
 
-def check_length(model: Decoder, src: Tensor, max_new_tokens: int) -> None:
-    """The start (prompt or ``<bos>``) and the ``max_new_tokens - 1`` tokens fed back fit ``max_positions``."""
-    start = 1 if model.starts_from_bos else check_tensor("src", src).size(-1)
-    if model.max_positions is not None and (fed := start + max_new_tokens - 1) > model.max_positions:
-        asked = f"{'src' if model.starts_from_bos else 'prompt'} of length {src.size(-1)} and {max_new_tokens=}"
-        raise ValueError(f"{asked} need {fed} positions, but learned positions stop at max_len={model.max_positions}")
-
-
 class _Decoding:
-    """One decoding run: the tokens so far, the context, the cache."""
+    """One decoding run: the tokens so far, the context, the cache; refused up front past ``max_positions``."""
 
-    def __init__(self, model: Decoder, src: Tensor, bos_id: int, use_cache: bool, repeat: int = 1):
-        self.model = model
+    def __init__(self, model: Decoder, src: Tensor, bos_id: int, use_cache: bool, max_new_tokens: int, repeat=1):
+        start, self.model = 1 if model.starts_from_bos else check_tensor("src", src).size(-1), model
+        if model.max_positions is not None and (fed := start + max_new_tokens - 1) > model.max_positions:
+            asked = f"{'src' if model.starts_from_bos else 'prompt'} of length {src.size(-1)} and {max_new_tokens=}"
+            raise ValueError(f"{asked} need {fed} positions; learned positions stop at max_len={model.max_positions}")
         self.context = tuple(t.repeat_interleave(repeat, dim=0) for t in model.generation_context(src))
         start = torch.full((src.size(0), 1), bos_id, dtype=torch.long, device=src.device)
         self.tokens = (start if model.starts_from_bos else src).repeat_interleave(repeat, dim=0)
@@ -97,12 +86,12 @@ def generate_tokens(model: Decoder, src: Tensor, max_new_tokens: int, temperatur
     """Greedy decoding (``temperature=0``) or sampling from ``softmax(logits / temperature)`` (among the
     ``top_k`` most likely tokens, if given). Returns ``[B, ≤ max_new_tokens]`` new tokens, after the
     prompt if the model starts from one. Past learned positions' ``max_len``: refused up front, not cropped."""
-    check_length(model, src, check_int("max_new_tokens", max_new_tokens, minimum=1))
+    check_int("max_new_tokens", max_new_tokens, minimum=1)
     check_number("temperature", temperature, 0.0)
     if top_k is not None:
         check_int("top_k", top_k, minimum=1)
     with eval_mode(model):
-        run = _Decoding(model, src, bos_id, use_cache)
+        run = _Decoding(model, src, bos_id, use_cache, max_new_tokens)
         done = torch.zeros(src.size(0), dtype=torch.bool, device=src.device)
         for _ in range(max_new_tokens):
             logits = run.next_logits()
@@ -133,15 +122,15 @@ def beam_search(model: Decoder, src: Tensor, max_new_tokens: int, beam_size: int
                 bos_id: int = 1, eos_id: int | None = None, use_cache: bool = True) -> Tensor:  # fmt: skip
     r"""Keep the ``beam_size`` most likely prefixes at every step; return the best per row (as
     :func:`generate_tokens`). Ranked by :math:`\log p(y \mid x) / lp(y)`, with Wu et al.'s (2016)
-    length penalty :math:`lp(y) = ((5 + |y|) / 6)^\alpha` (the paper: beam 4, α = 0.6). One beam is greedy.
-    Past learned positions' ``max_len``: refused up front, as :func:`generate_tokens`.
+    length penalty :math:`lp(y) = ((5 + |y|) / 6)^\alpha` (the paper: beam 4, α = 0.6). One beam is greedy;
+    past learned positions' ``max_len``: refused up front, as :func:`generate_tokens`.
     """
-    check_length(model, src, check_int("max_new_tokens", max_new_tokens, minimum=1))
+    check_int("max_new_tokens", max_new_tokens, minimum=1)
     check_int("beam_size", beam_size, minimum=1)
     check_number("length_penalty", length_penalty, 0.0)
     B, K = src.size(0), beam_size
     with eval_mode(model):
-        run = _Decoding(model, src, bos_id, use_cache, repeat=K)  # [B*K, t]
+        run = _Decoding(model, src, bos_id, use_cache, max_new_tokens, K)  # [B*K, t]
         scores = torch.full((B, K), float("-inf"), device=src.device)
         scores[:, 0] = 0.0  # all beams start equal: keep one
         lengths = torch.zeros(B * K, device=src.device)

@@ -73,13 +73,12 @@ class DecoderOnlyLM(TokenModel):
 
     def generate(self, prompt: Tensor, max_new_tokens: int, temperature: float = 0.0, top_k: int | None = None,
                  eos_id: int | None = None, use_cache: bool = True) -> Tensor:  # fmt: skip
-        """Continue ``prompt [B, T]``: ``[B, T + new]``, with :func:`~lib.model.generation.generate_tokens`
-        (with learned positions, ``T + max_new_tokens - 1 > max_len`` is refused up front, not cropped)."""
+        """Continue ``prompt [B, T]``: ``[B, T + new]``, by :func:`~lib.model.generation.generate_tokens` (no crop)."""
         from .generation import generate_tokens
 
         return generate_tokens(self, prompt, max_new_tokens, temperature, top_k, eos_id=eos_id, use_cache=use_cache)
 
-    # The stepping interface of lib.model.generation.
+    # The stepping interface of lib.model.generation (its Decoder protocol).
     def new_cache(self) -> list[KVCache]:
         return [KVCache() for _ in self.layers]
 

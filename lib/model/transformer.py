@@ -119,7 +119,7 @@ class Transformer(TokenModel):
         src_mask = padding_mask(src, self.config.pad_id) if src_mask is None else src_mask
         return self.decode(tgt, memory, tgt_mask, src_mask)
 
-    # The stepping interface of lib.model.generation.
+    # The stepping interface of lib.model.generation (its Decoder protocol).
     def new_cache(self) -> list[LayerCache] | None:
         return [LayerCache() for _ in self.decoder_layers] or None
 

@@ -1,10 +1,9 @@
 r"""Generation: greedy search, sampling and beam search, with or without a key/value cache.
 
-One loop for every model with the stepping interface :class:`Decoder` (``Transformer``, ``DecoderOnlyLM``,
-``Seq2SeqRNN``). A cache makes a step O(T) instead of O(T²), with the same tokens. A row stops at ``eos_id``
-(kept) and is padded with ``pad_id`` after it; ``eos_id=None`` (the default) never stops. With learned
-positions, the start (prompt or ``<bos>``) and the ``max_new_tokens - 1`` tokens fed back must fit in ``max_len``,
-or generation is refused up front; never cropped as in nanoGPT (that moves every token to a new position).
+One loop for every model with the stepping interface :class:`Decoder`. A cache makes a step O(T), not O(T²),
+with the same tokens. A row stops at ``eos_id`` (kept), then is padded; ``eos_id=None`` never stops. With learned
+positions, the start and the ``max_new_tokens - 1`` tokens fed back must fit in ``max_len``, else generation is
+refused up front (never cropped, as nanoGPT does: that moves every token to a new position).
 """
 
 from __future__ import annotations
@@ -112,8 +111,7 @@ def generate_tokens(model: Decoder, src: Tensor, max_new_tokens: int, temperatur
 
 
 def greedy_decode(model: Decoder, src: Tensor, max_new_tokens: int, **kwargs) -> Tensor:
-    """``y_t = argmax_w p(w | y_<t, x)`` at every step: :func:`generate_tokens` at ``temperature=0``
-    (``bos_id``, ``eos_id``, ``use_cache`` and the ``max_len`` limit as there)."""
+    """``y_t = argmax_w p(w | y_<t, x)``: :func:`generate_tokens` at ``temperature=0`` (same keywords, same limit)."""
     return generate_tokens(model, src, max_new_tokens, 0.0, None, **kwargs)
 
 

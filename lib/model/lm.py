@@ -49,9 +49,7 @@ class DecoderOnlyLM(TokenModel):
     def __init__(self, config: LMConfig):
         super().__init__()
         if not isinstance(config, LMConfig):
-            raise TypeError(
-                f"config must be an LMConfig, got {type(config).__name__}; build one with LMConfig(vocab_size=...)"
-            )
+            raise TypeError(f"config must be an LMConfig(vocab_size=...), got {type(config).__name__}")
         self.config = c = config
         self.embed = nn.Embedding(c.vocab_size, c.d_model)
         self.build_positions(c)

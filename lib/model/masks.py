@@ -1,6 +1,6 @@
 """Attention masks: boolean, ``True`` = *this query may attend to this key*, broadcasting to
-``[B, H, T_q, T_k]`` (the convention of ``F.scaled_dot_product_attention``). 3-D is refused: it would broadcast
-as one mask per *head* (``nn.MultiheadAttention`` reads it as ``[B·H, ..]``); per example is ``[B, 1, T_q, T_k]``.
+``[B, H, T_q, T_k]`` (as in ``F.scaled_dot_product_attention``). A 3-D mask is refused (it would broadcast per
+*head*; ``nn.MultiheadAttention`` reads it as ``[B·H, ..]``): one per example is ``[B, 1, T_q, T_k]``.
 ``nn.MultiheadAttention`` reads a boolean mask the other way round (``True`` = masked out): pass it ``~mask``.
 """
 

@@ -18,15 +18,8 @@ from contextlib import ExitStack, contextmanager
 
 from torch import Tensor, nn
 
-from .model.attention import MultiHeadAttention
+from .model.attention import attention_layers  # lives in lib.model; lib.heads.attention_layers still works
 from .model.checks import check_int
-
-
-def attention_layers(model: nn.Module) -> dict[str, MultiHeadAttention]:
-    """Every :class:`~lib.model.attention.MultiHeadAttention` in ``model``, by module name (``"layers.0.self_attn"``)."""
-    if not isinstance(model, nn.Module):
-        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
-    return {name: m for name, m in model.named_modules() if isinstance(m, MultiHeadAttention)}
 
 
 @contextmanager

@@ -136,6 +136,7 @@ class Seq2SeqRNN(nn.Module):
 
     # The stepping interface of lib.model.generation (shared with Transformer and DecoderOnlyLM).
     starts_from_bos = True
+    max_positions = None  # no position table: any length
 
     @property
     def config(self) -> SimpleNamespace:

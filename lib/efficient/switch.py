@@ -16,15 +16,16 @@ from functools import partial
 
 from torch import Tensor, nn
 
-from ..heads import attention_layers
-from ..model.attention import MultiHeadAttention
+from ..model.attention import MultiHeadAttention, attention_layers
 from ..model.checks import check_choice
+from ..model.layers import DecoderLayer
 from .blockwise import memory_efficient_attention
 from .kernelized import LinformerProjection, performer_attention
 from .sparse import bigbird_mask, sliding_window_attention, sliding_window_mask
 
 Kernel = Callable[..., Tensor]
 VARIANTS = ("full", "memory_efficient", "sliding_window", "bigbird", "performer", "linformer")
+PATTERNS = ("sliding_window", "bigbird")  # patterns over the positions of one sequence: self-attention only
 
 
 def _with_pattern(pattern: Tensor, mask: Tensor | None, T_q: int) -> Tensor:
@@ -90,13 +91,23 @@ def use_attention(model: nn.Module, name: str, **options) -> nn.Module:
     ``name`` is one of :data:`VARIANTS`; ``options`` as in :func:`make_kernel`. ``"full"`` removes
     the variant. Each layer gets its own kernel (a Linformer's ``E, F`` become its parameters, so
     create the optimizer *after* this call). Returns ``model``, changed in place.
+
+    The sparse patterns (:data:`PATTERNS`: ``"sliding_window"``, ``"bigbird"``) say which *positions of
+    one sequence* see each other, so they apply to self-attention only. Cross-attention (every
+    ``cross_attn`` of a :class:`~lib.model.layers.DecoderLayer`) relates two sequences of different
+    lengths, where ``|i − j| ≤ w`` means nothing: it keeps full attention, computed exactly and
+    blockwise (the ``"memory_efficient"`` kernel), as Longformer's and BigBird's encoder-decoders do.
+    With it, teacher forcing and cached decoding give the same logits, whatever the two lengths.
     """
-    layers = [m for m in attention_layers(model).values()]  # every MultiHeadAttention (lib.heads)
+    layers = attention_layers(model)  # every MultiHeadAttention, by name
     if not layers:
         raise ValueError(f"model ({type(model).__name__}) contains no MultiHeadAttention")
+    cross = {id(m.cross_attn) for m in model.modules() if isinstance(m, DecoderLayer)}
+    make_kernel(name, **options)  # bad options fail here, before any layer changes
     device = next(model.parameters()).device
-    for layer in layers:
-        kernel = make_kernel(name, **options)
+    for layer in layers.values():
+        cross_pattern = name in PATTERNS and id(layer) in cross
+        kernel = make_kernel("memory_efficient") if cross_pattern else make_kernel(name, **options)
         layer.kernel = kernel.to(device) if isinstance(kernel, nn.Module) else kernel
     return model
 

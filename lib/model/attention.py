@@ -15,15 +15,14 @@ from .positions import RelativePositionEmbedding, RotaryEmbedding
 
 
 def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None,
-                                 dropout_p: float = 0.0, scale: float | None = None,
-                                 bias: Tensor | None = None) -> tuple[Tensor, Tensor]:  # fmt: skip
+                                 dropout_p: float = 0.0, scale: float | None = None) -> tuple[Tensor, Tensor]:  # fmt: skip
     r"""Attention written out, the way the lecture writes it.
 
     .. math::
         \mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}}\right) V
 
-    ``q [.., T_q, d_k]``, ``k [.., T_k, d_k]``, ``v [.., T_k, d_v]``, ``mask`` and ``bias`` (added to the
-    scores) ``[.., T_q, T_k]`` -> ``out [.., T_q, d_v]``, weights ``[.., T_q, T_k]``. A fully masked row gives 0.
+    ``q [.., T_q, d_k]``, ``k [.., T_k, d_k]``, ``v [.., T_k, d_v]``, ``mask [.., T_q, T_k]`` ->
+    ``out [.., T_q, d_v]``, weights ``[.., T_q, T_k]``. A fully masked row gives 0.
     """
     if q.size(-1) != k.size(-1):
         raise ValueError(f"q has d_k={q.size(-1)} but k has d_k={k.size(-1)}; they must match")
@@ -33,8 +32,6 @@ def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor |
         check_mask(mask, (*q.shape[:-1], k.size(-2)))
     scale = 1.0 / math.sqrt(q.size(-1)) if scale is None else scale
     scores = (q @ k.transpose(-2, -1)) * scale  # [..., T_q, T_k]
-    if bias is not None:
-        scores = scores + bias
     weights = masked_softmax(scores, mask)  # fully masked rows -> 0
     dropped = F.dropout(weights, dropout_p) if dropout_p > 0 else weights
     return dropped @ v, weights
@@ -159,6 +156,13 @@ class MultiHeadAttention(nn.Module):
             raise ValueError(f"{shapes} must share B, and key and value must share T_k")
 
 
+def attention_layers(model: nn.Module) -> dict[str, MultiHeadAttention]:
+    """Every :class:`MultiHeadAttention` in ``model``, by module name (``"layers.0.self_attn"``)."""
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+    return {name: m for name, m in model.named_modules() if isinstance(m, MultiHeadAttention)}
+
+
 class RelativeMultiHeadAttention(MultiHeadAttention):
     r"""Self-attention with relative positions (Shaw et al., 2018), tables ``relative`` (``k = max_distance``).
 
@@ -177,7 +181,7 @@ class RelativeMultiHeadAttention(MultiHeadAttention):
             raise ValueError("a kernel cannot be combined with relative positions (RelativeMultiHeadAttention)")
         mask = causal_mask(q.size(-2), q.device) if is_causal else mask
         a_k, a_v = self.relative(q.size(-2), k.size(-2))  # [T_q, T_k, d_head]
-        bias = torch.einsum("bhqd,qkd->bhqk", q, a_k) * self.scale
-        dropout_p = self.dropout if self.training else 0.0
-        out, weights = scaled_dot_product_attention(q, k, v, mask, dropout_p, self.scale, bias)
-        return out + torch.einsum("bhqk,qkd->bhqd", weights, a_v), weights
+        scores = (q @ k.transpose(-2, -1) + torch.einsum("bhqd,qkd->bhqk", q, a_k)) * self.scale  # e_ij
+        alpha = masked_softmax(scores, mask)
+        dropped = F.dropout(alpha, self.dropout) if self.training and self.dropout > 0 else alpha  # one α for both
+        return dropped @ v + torch.einsum("bhqk,qkd->bhqd", dropped, a_v), alpha

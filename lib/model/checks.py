@@ -55,9 +55,11 @@ def check_tensor(name: str, value: object) -> Tensor:
     return value
 
 
-def check_tokens(name: str, tokens: object, vocab_size: int, max_len: int | None = None, offset: int = 0) -> Tensor:
-    """Token ids: a ``[B, T]`` integer tensor, ``T >= 1``, ids in ``[0, vocab_size)``, and
-    ``offset + T <= max_len`` if given (the capacity of learned positions)."""
+def check_tokens(
+    name: str, tokens: object, vocab_size: int, max_len: int | None = None, offset: int = 0, values: bool = True
+) -> Tensor:
+    """Token ids: a ``[B, T]`` integer tensor, ``T >= 1``, ``offset + T <= max_len`` if given (learned positions),
+    ids in ``[0, vocab_size)`` if ``values`` (which reads them from the device: not in a ``forward``)."""
     if not isinstance(tokens, Tensor):
         raise TypeError(f"{name} must be a Tensor of token ids, got {type(tokens).__name__}")
     if tokens.dtype.is_floating_point or tokens.dtype.is_complex or tokens.dtype == torch.bool:
@@ -66,7 +68,7 @@ def check_tokens(name: str, tokens: object, vocab_size: int, max_len: int | None
         raise ValueError(f"{name} of shape {tuple(tokens.shape)} should be [B, T] with T >= 1")
     if max_len is not None and offset + tokens.size(1) > max_len:
         raise ValueError(f"{name} of length {offset + tokens.size(1)} is longer than max_len={max_len}")
-    if tokens.numel() and not 0 <= int(tokens.min()) <= int(tokens.max()) < vocab_size:
+    if values and tokens.numel() and not 0 <= int(tokens.min()) <= int(tokens.max()) < vocab_size:
         low, high = int(tokens.min()), int(tokens.max())
         raise ValueError(f"{name} holds token ids in [{low}, {high}], outside the vocabulary [0, {vocab_size})")
     return tokens

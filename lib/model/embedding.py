@@ -38,7 +38,8 @@ class TokenModel(nn.Module):
     positions (:meth:`build_positions`, :meth:`self_attention`), :meth:`init_weights`, :meth:`embed_tokens`."""
 
     def build_positions(self, config) -> None:
-        """``self.position`` (sinusoidal, learned or ``None``), ``self.rotary`` (one RoPE), ``self.dropout``."""
+        """``self.position`` (sinusoidal, learned or ``None``), ``self.rotary``, ``self.dropout``, ``self.max_positions``."""
+        self.max_positions = config.max_len if config.position == "learned" else None
         if config.position == "sinusoidal":
             self.position = SinusoidalPositionalEncoding(config.d_model, config.max_len)
         elif config.position == "learned":
@@ -72,10 +73,9 @@ class TokenModel(nn.Module):
             x = self.position(x, offset)
         return self.dropout(x)
 
-    def check_tokens(self, name: str, tokens: Tensor, vocab_size: int, offset: int = 0) -> None:
-        """Valid ids; the length is limited only by learned positions (``max_len``)."""
-        max_len = self.config.max_len if self.config.position == "learned" else None
-        check_tokens(name, tokens, vocab_size, max_len, offset)
+    def check_tokens(self, name: str, tokens: Tensor, vocab_size: int, offset: int = 0, values: bool = True) -> None:
+        """Valid ids (``values``: in the vocabulary); the length is limited only by learned positions (``max_len``)."""
+        check_tokens(name, tokens, vocab_size, self.max_positions, offset, values)
 
     def num_parameters(self) -> int:
         """Number of distinct trainable parameters (a tied matrix counts once)."""

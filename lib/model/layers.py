@@ -61,10 +61,8 @@ class LayerCache:
 
 class EncoderLayer(nn.Module):
     """Self-attention then feed-forward: ``forward(x [B, T, d], mask=None, is_causal=False, cache=None)``.
-
-    ``self_attn`` defaults to a plain :class:`~lib.model.attention.MultiHeadAttention` (pass one
-    with positions). Submodules ``self_attn``, ``ff``, ``norm1``, ``norm2``.
-    """
+    Submodules ``self_attn`` (default: a plain :class:`~lib.model.attention.MultiHeadAttention`; pass one with
+    positions), ``ff``, ``norm1``, ``norm2``."""
 
     def __init__(self, d_model: int, n_heads: int, d_ff: int, dropout: float = 0.1, norm_first: bool = False,
                  activation: str = "relu", layer_norm_eps: float = 1e-5,
@@ -92,12 +90,10 @@ class DecoderOnlyLayer(EncoderLayer):
 
 
 class DecoderLayer(EncoderLayer):
-    """Masked self-attention, cross-attention to the encoder's memory, feed-forward.
-
-    The encoder layer's arguments and submodules, plus ``cross_attn``, ``norm3``. ``forward(x [B, T, d],
+    """Masked self-attention, cross-attention to the encoder's memory, feed-forward. The encoder layer's
+    arguments and submodules, plus ``cross_attn``, ``norm3``. ``forward(x [B, T, d],
     memory [B, S, d], self_mask=None, memory_mask=None, is_causal=False, cache=None)``: cross-attention's
-    queries come from ``x``, its keys and values from ``memory``.
-    """
+    queries come from ``x``, its keys and values from ``memory``."""
 
     def __init__(self, d_model: int, n_heads: int, d_ff: int, dropout: float = 0.1, **kwargs):  # kwargs: as the base's
         super().__init__(d_model, n_heads, d_ff, dropout, **kwargs)

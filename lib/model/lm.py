@@ -49,9 +49,7 @@ class DecoderOnlyLM(TokenModel):
     def __init__(self, config: LMConfig):
         super().__init__()
         if not isinstance(config, LMConfig):
-            raise TypeError(
-                f"config must be an LMConfig, got {type(config).__name__}; build one with LMConfig(vocab_size=...)"
-            )
+            raise TypeError(f"config must be an LMConfig(vocab_size=...), got {type(config).__name__}")
         self.config = c = config
         self.embed = nn.Embedding(c.vocab_size, c.d_model)
         self.build_positions(c)
@@ -65,7 +63,7 @@ class DecoderOnlyLM(TokenModel):
 
     def forward(self, tokens: Tensor, cache: list[KVCache] | None = None) -> Tensor:
         offset = len(cache[0]) if cache else 0  # with a cache, ``tokens`` are only the new ones
-        self.check_tokens("tokens", tokens, self.config.vocab_size, offset)
+        self.check_tokens("tokens", tokens, self.config.vocab_size, offset, values=False)  # shape only: no sync
         x = self.embed_tokens(tokens, self.embed, offset)
         for i, layer in enumerate(self.layers):
             x = layer(x, cache=cache[i] if cache else None)
@@ -73,12 +71,12 @@ class DecoderOnlyLM(TokenModel):
 
     def generate(self, prompt: Tensor, max_new_tokens: int, temperature: float = 0.0, top_k: int | None = None,
                  eos_id: int | None = None, use_cache: bool = True) -> Tensor:  # fmt: skip
-        """Continue ``prompt [B, T]``: ``[B, T + new]``, with :func:`~lib.model.generation.generate_tokens`."""
+        """Continue ``prompt [B, T]``: ``[B, T + new]``, by :func:`~lib.model.generation.generate_tokens` (no crop)."""
         from .generation import generate_tokens
 
         return generate_tokens(self, prompt, max_new_tokens, temperature, top_k, eos_id=eos_id, use_cache=use_cache)
 
-    # The stepping interface of lib.model.generation.
+    # The stepping interface of lib.model.generation (its Decoder protocol).
     def new_cache(self) -> list[KVCache]:
         return [KVCache() for _ in self.layers]
 

@@ -1,6 +1,6 @@
 """Attention masks: boolean, ``True`` = *this query may attend to this key*, broadcasting to
-``[B, H, T_q, T_k]`` (the convention of ``F.scaled_dot_product_attention``).
-
+``[B, H, T_q, T_k]`` (as in ``F.scaled_dot_product_attention``). A 3-D mask is refused (it would broadcast per
+*head*; ``nn.MultiheadAttention`` reads it as ``[B·H, ..]``): one per example is ``[B, 1, T_q, T_k]``.
 ``nn.MultiheadAttention`` reads a boolean mask the other way round (``True`` = masked out): pass it ``~mask``.
 """
 
@@ -39,6 +39,8 @@ def check_mask(mask: Tensor, shape: tuple[int, ...]) -> Tensor:
     """``mask`` must be bool (else ``TypeError``) and broadcast to ``shape`` (else ``ValueError``)."""
     if check_tensor("mask", mask).dtype != torch.bool:
         raise TypeError(f"mask must have dtype torch.bool (True = may attend), got {mask.dtype}")
+    if mask.dim() == 3 and len(shape) == 4:
+        raise ValueError(f"mask of shape {tuple(mask.shape)} is 3-D: pass one mask per example as [B, 1, T_q, T_k]")
     if mask.dim() > len(shape) or any(m not in (1, s) for m, s in zip(reversed(mask.shape), reversed(shape))):
         raise ValueError(f"mask of shape {tuple(mask.shape)} does not broadcast to (B, H, T_q, T_k) = {tuple(shape)}")
     return mask

@@ -35,9 +35,8 @@ class SinusoidalPositionalEncoding(nn.Module):
     def __init__(self, d_model: int, max_len: int = 5000):
         super().__init__()
         self.d_model = check_int("d_model", d_model, minimum=1)
-        self.register_buffer(
-            "pe", sinusoidal_table(check_int("max_len", max_len, minimum=1), d_model), persistent=False
-        )
+        max_len = check_int("max_len", max_len, minimum=1)
+        self.register_buffer("pe", sinusoidal_table(max_len, d_model), persistent=False)
 
     def forward(self, x: Tensor, offset: int = 0) -> Tensor:
         end = offset + x.size(1)
@@ -58,8 +57,7 @@ class LearnedPositionalEmbedding(nn.Module):
 
     def forward(self, x: Tensor, offset: int = 0) -> Tensor:
         if offset + x.size(1) > self.max_len:
-            too_long = f"sequence of length {x.size(1)} at offset {offset} is longer than max_len={self.max_len}"
-            raise ValueError(f"{too_long} (a learned position table has no row for the positions after it)")
+            raise ValueError(f"sequence of length {x.size(1)} at offset {offset} is longer than max_len={self.max_len}")
         return x + self.embedding(torch.arange(offset, offset + x.size(1), device=x.device))
 
 
@@ -86,8 +84,7 @@ class RotaryEmbedding(nn.Module):
     r"""Rotary position embedding (RoPE, Su et al., 2021), no parameters: ``forward(x [.., T, d_head],
     positions [T] or an int offset)`` rotates each pair ``(x_{2i}, x_{2i+1})`` at position ``m`` by
     ``m θ_i``, ``θ_i = base^{-2i/d}``, so that ``q'_m · k'_n`` depends on ``m - n`` only. The angles are
-    float32 whatever the dtype of ``x`` (in bfloat16, ``m θ_i`` at ``m`` in the thousands is off by radians).
-    """
+    float32 whatever the dtype of ``x`` (in bfloat16, ``m θ_i`` at ``m`` in the thousands is off by radians)."""
 
     def __init__(self, d_head: int, base: float = 10000.0):
         super().__init__()
@@ -97,7 +94,7 @@ class RotaryEmbedding(nn.Module):
 
     def forward(self, x: Tensor, positions: Tensor | int) -> Tensor:
         if isinstance(positions, int):
-            positions = torch.arange(positions, positions + x.size(-2))
+            positions = torch.arange(positions, positions + x.size(-2), device=x.device)
         theta = self.base ** (-torch.arange(0, self.d_head, 2, device=x.device, dtype=torch.float32) / self.d_head)
         angle = positions.to(device=x.device, dtype=torch.float32)[:, None] * theta  # [T, d/2], float32
         cos, sin = angle.cos().to(x.dtype), angle.sin().to(x.dtype)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from torch import Tensor, nn
+from torch.compiler import is_compiling
 
 from .checks import check_int
 from .embedding import TokenModel, check_config
@@ -93,7 +94,7 @@ class Transformer(TokenModel):
 
     def encode(self, src: Tensor, src_mask: Tensor | None = None) -> Tensor:
         """The encoder stack: ``src [B, S] -> memory [B, S, d]``."""
-        self.check_tokens("src", src, self.config.src_vocab_size)
+        self.check_tokens("src", src, self.config.src_vocab_size, values=False)  # shape only: no sync
         mask = padding_mask(src, self.config.pad_id) if src_mask is None else src_mask
         x = self.embed_tokens(src, self.src_embed)
         for layer in self.encoder_layers:
@@ -105,9 +106,9 @@ class Transformer(TokenModel):
         """The decoder stack and output layer: ``tgt [B, T] -> logits [B, T, V_tgt]``. With a ``cache``
         (:meth:`new_cache`), ``tgt`` holds only the new tokens."""
         offset = len(cache[0]) if cache else 0
-        self.check_tokens("tgt", tgt, self.config.tgt_vocab_size, offset)
-        if tgt_mask is not None and is_causal_mask(tgt_mask):
-            tgt_mask = None  # the look-ahead mask is always there: let the fused kernel skip it
+        self.check_tokens("tgt", tgt, self.config.tgt_vocab_size, offset, values=False)
+        if tgt_mask is not None and tgt_mask.device.type == "cpu" and not is_compiling() and is_causal_mask(tgt_mask):
+            tgt_mask = None  # the look-ahead mask is always there: skip it (on the CPU: comparing costs no sync)
         x = self.embed_tokens(tgt, self.tgt_embed, offset)
         for i, layer in enumerate(self.decoder_layers):
             x = layer(x, memory, tgt_mask, memory_mask, is_causal=True, cache=cache[i] if cache else None)
@@ -118,11 +119,12 @@ class Transformer(TokenModel):
         src_mask = padding_mask(src, self.config.pad_id) if src_mask is None else src_mask
         return self.decode(tgt, memory, tgt_mask, src_mask)
 
-    # The stepping interface of lib.model.generation.
+    # The stepping interface of lib.model.generation (its Decoder protocol).
     def new_cache(self) -> list[LayerCache] | None:
         return [LayerCache() for _ in self.decoder_layers] or None
 
     def generation_context(self, src: Tensor) -> tuple[Tensor, Tensor]:
+        self.check_tokens("src", src, self.config.src_vocab_size)
         return self.encode(src), padding_mask(src, self.config.pad_id)
 
     def next_logits(self, tokens: Tensor, context: tuple[Tensor, Tensor], cache: list[LayerCache] | None) -> Tensor:

@@ -5,6 +5,7 @@ import torch
 
 import lib
 from lib.efficient import LinformerAttention, bigbird_mask, sliding_window_mask, use_attention
+from lib.efficient.switch import memory_efficient_kernel
 
 
 def test_use_attention_inside_models():
@@ -80,3 +81,30 @@ def test_use_attention_errors():
         use_attention(torch.nn.Linear(2, 2), "full")
     with pytest.raises(TypeError, match="model"):
         use_attention("not a model", "full")
+
+
+def _teacher_forced_and_cached(model, src, tgt):
+    """Logits ``[B, T, V]`` of the whole target at once, and the same one token at a time with a cache."""
+    with torch.no_grad():
+        full = model(src, tgt)
+        context, cache = model.generation_context(src), model.new_cache()
+        steps = [model.next_logits(tgt[:, t : t + 1], context, cache) for t in range(tgt.size(1))]
+    return full, torch.stack(steps, dim=1)
+
+
+@pytest.mark.parametrize(
+    "options", [dict(name="sliding_window", window=1), dict(name="bigbird", window=1, n_global=1, n_random=0)]
+)
+@pytest.mark.parametrize("S, T", [(3, 6), (7, 4)])  # a target longer, then shorter, than the source
+def test_sparse_patterns_leave_cross_attention_full(tiny_transformer_config, options, S, T):
+    """A sparse pattern is over the positions of one sequence: self-attention only. Cross-attention
+    keeps full attention (blockwise, exact), so teacher forcing and cached decoding agree."""
+    torch.manual_seed(0)
+    model = lib.Transformer(tiny_transformer_config(n_decoder_layers=2)).eval()
+    src, tgt = torch.randint(3, 11, (2, S)), torch.randint(3, 11, (2, T))
+    use_attention(model, **options)
+    full, cached = _teacher_forced_and_cached(model, src, tgt)
+    torch.testing.assert_close(cached, full, atol=1e-5, rtol=0)
+    for layer in model.decoder_layers:
+        assert layer.self_attn.kernel.func.__name__.startswith(options["name"])
+        assert layer.cross_attn.kernel.func is memory_efficient_kernel

@@ -98,12 +98,19 @@ def test_sinusoidal_table_extends_beyond_max_len():
 
 
 def test_token_ids_outside_the_vocabulary():
+    """Ids are values: checked where they enter (generation, ``check_tokens``), never in ``forward``, which
+    would wait for the device to read them (tests/model/test_structure.py). ``forward`` checks type and shape."""
+    from lib import greedy_decode
+
     model = Transformer(small())
     ok = torch.ones(1, 3, dtype=torch.long)
     with pytest.raises(ValueError, match=r"src holds token ids in \[1, 10\], outside the vocabulary \[0, 10\)"):
-        model(torch.tensor([[1, 10]]), ok)
+        greedy_decode(model, torch.tensor([[1, 10]]), 3)
     with pytest.raises(ValueError, match=r"tgt holds token ids in \[-1, 1\]"):
-        model(ok, torch.tensor([[1, -1]]))
+        model.check_tokens("tgt", torch.tensor([[1, -1]]), model.config.tgt_vocab_size)
+    lm = DecoderOnlyLM(LMConfig(10, 16, 2, 1))
+    with pytest.raises(ValueError, match=r"prompt holds token ids in \[1, 12\], outside the vocabulary \[0, 10\)"):
+        lm.generate(torch.tensor([[1, 12]]), 3)
     with pytest.raises(TypeError, match=r"src must hold integer token ids, got dtype torch.float32"):
         model(torch.ones(1, 3), ok)
     with pytest.raises(ValueError, match=r"src of shape \(3,\) should be \[B, T\]"):

@@ -194,3 +194,30 @@ def test_a_transformer_without_decoder_layers_decodes(use_cache) -> None:
     out = greedy_decode(model, src, 4, use_cache=use_cache)
     assert out.shape == (3, 4)
     assert torch.equal(beam_search(model, src, 4, beam_size=1, use_cache=use_cache), out)
+
+
+@pytest.mark.parametrize("use_cache", [True, False])
+def test_generation_past_max_len_is_refused_up_front(use_cache) -> None:
+    """Learned positions stop at max_len: asking for more is refused before the first step, with the
+    prompt's length, max_new_tokens and max_len in the message (not half-way, about a longer 'tokens')."""
+    from unittest import mock
+
+    torch.manual_seed(0)
+    lm = DecoderOnlyLM(LMConfig(20, 32, 4, 1, dropout=0.0, max_len=8)).eval()
+    prompt = torch.randint(3, 20, (2, 6))
+    with mock.patch.object(lm, "forward", side_effect=AssertionError("no step may run")):
+        for generate in (lambda: lm.generate(prompt, 4, use_cache=use_cache), lambda: beam_search(lm, prompt, 4)):
+            with pytest.raises(
+                ValueError, match=r"prompt of length 6 and max_new_tokens=4 need 9 positions.*max_len=8"
+            ):
+                generate()
+    assert lm.generate(prompt, 3, use_cache=use_cache).shape == (2, 9)  # it feeds 6 + 2 = 8 tokens: fits
+    model = Transformer(small_config(position="learned", max_len=8)).eval()
+    src = torch.randint(3, 20, (2, 5))
+    for decode in (greedy_decode, beam_search):
+        with pytest.raises(ValueError, match=r"src of length 5 and max_new_tokens=9 need 9 positions.*max_len=8"):
+            decode(model, src, 9, use_cache=use_cache)
+        assert decode(model, src, 8, use_cache=use_cache).shape == (2, 8)  # <bos> + 7 fed back: fits
+    for position in ("sinusoidal", "rotary", "relative", "none"):  # no length limit
+        unlimited = DecoderOnlyLM(LMConfig(20, 32, 4, 1, dropout=0.0, max_len=8, position=position)).eval()
+        assert unlimited.generate(prompt, 4, use_cache=use_cache).shape == (2, 10)

@@ -105,3 +105,21 @@ def test_a_target_padding_mask_keeps_the_look_ahead_mask(position):
     torch.testing.assert_close(a[0, :5], b[0, :5], atol=1e-5, rtol=0)  # no peeking ahead
     torch.testing.assert_close(a[0], causal_only[0], atol=1e-5, rtol=0)  # row 0 has no padding
     assert not torch.allclose(a[1, 5:], causal_only[1, 5:])  # row 1's padding keys are masked
+
+
+def test_a_3d_mask_is_refused_not_broadcast_over_the_heads():
+    """``[B, T, T]`` would broadcast as ``[H, T, T]`` (one mask per head, silently wrong when B = H), and
+    nn.MultiheadAttention reads 3-D as ``[B·H, T, T]``: lib refuses it and says to pass ``[B, 1, T_q, T_k]``."""
+    B = H = 2
+    mha, x = MultiHeadAttention(16, H), torch.randn(B, 5, 16)
+    per_example = torch.ones(B, 5, 5, dtype=torch.bool).tril()
+    per_example[1] = True  # row 1 sees everything, row 0 is causal
+    for call in (
+        lambda: mha(x, x, x, per_example),
+        lambda: scaled_dot_product_attention(*torch.randn(3, B, H, 5, 8), per_example),
+    ):
+        with pytest.raises(ValueError, match=r"mask of shape \(2, 5, 5\) is 3-D.*\[B, 1, T_q, T_k\]"):
+            call()
+    out, _ = mha(x, x, x, per_example[:, None])  # the way to say it: one mask per example
+    torch.testing.assert_close(out[0], mha(x[:1], x[:1], x[:1], is_causal=True)[0][0])
+    torch.testing.assert_close(out[1], mha(x[1:], x[1:], x[1:])[0][0])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from lib import DecoderOnlyLM, LMConfig, RotaryEmbedding
+from lib import DecoderOnlyLM, LMConfig, RotaryEmbedding, causal_mask
 
 
 def test_rope_in_bfloat16_at_a_far_position_matches_float32() -> None:
@@ -38,3 +38,24 @@ def test_a_rotary_lm_in_bfloat16_generates_like_float32_at_short_range() -> None
     logits32 = lm(prompt)
     logits16 = lm.to(torch.bfloat16)(prompt).float()
     assert (logits16 - logits32).abs().max() < 0.1
+
+
+def test_relative_attention_weighs_values_and_relative_values_with_one_dropped_alpha() -> None:
+    """Shaw et al.: ``z_i = Σ_j α_ij (v_j + a^V_ij)``, one α for both terms; with dropout, the dropped α."""
+    import torch.nn.functional as F
+
+    from lib import RelativeMultiHeadAttention
+    from lib.model.masks import masked_softmax
+
+    torch.manual_seed(0)
+    layer = RelativeMultiHeadAttention(16, 2, max_distance=3, dropout=0.5).train()
+    q, k, v = torch.randn(3, 2, 2, 6, 8).unbind(0)  # [B, H, T, d_head]
+    torch.manual_seed(1)
+    out, weights = layer.attend(q, k, v, None, True, need_weights=True)
+    a_k, a_v = layer.relative(6, 6)
+    scores = (q @ k.transpose(-2, -1) + torch.einsum("bhqd,qkd->bhqk", q, a_k)) / 8**0.5
+    alpha = masked_softmax(scores, causal_mask(6))
+    torch.manual_seed(1)
+    dropped = F.dropout(alpha, 0.5)
+    torch.testing.assert_close(weights, alpha)  # the weights returned are the softmax's, before dropout
+    torch.testing.assert_close(out, dropped @ v + torch.einsum("bhqk,qkd->bhqd", dropped, a_v))

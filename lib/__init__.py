@@ -57,6 +57,7 @@ _EXPORTS = {
     ],
     "training.schedules": ["make_schedule", "noam_lr"],
     "training.train": ["History", "evaluate", "lm_loss", "seq2seq_loss", "train"],
+    "training.ensemble": ["train_ensemble"],
     "book.claims": ["claim", "check"],
     "book.plots": ["plot_attention", "plot_attention_grid", "plot_history", "set_theme"],
     "book.source": ["show_source"],

@@ -12,9 +12,10 @@ import torch
 from torch import nn
 
 import lib
-from lib.model import DecoderOnlyLM
+from lib.model import DecoderOnlyLM, Transformer
 from lib.timing import compare
 from lib.training.batching import LMBatch
+from lib.training.data import TaskStream
 from lib.training.ensemble import train_ensemble
 from lib.training.train import evaluate, lm_loss, train
 
@@ -96,6 +97,25 @@ def test_the_options_of_train_carry_over(tiny_lm_config) -> None:
         params = [p for p in twin.parameters() if p.requires_grad]
         reference = train(twin, toy_lm_batch, optimizer=adamw(params), clip_grad_norm=None, progress=False, **options)
         assert history.lr == reference.lr and history.lr[0] < history.lr[4]
+        assert max_relative(history.loss, reference.loss) <= TOLERANCE
+        assert max_weight_difference(model, twin) <= TOLERANCE
+
+
+def test_encoder_decoders_on_a_shared_task_stream(tiny_transformer_config) -> None:
+    """seq2seq_loss (the default), padding masks, an endless TaskStream drawn once a step for all."""
+    stream = functools.partial(TaskStream, "reverse", 16, seed=1, min_len=3, max_len=7)
+    vocab = len(stream().src_vocab)
+    models = []
+    for seed in range(2):
+        torch.manual_seed(seed)
+        model = Transformer(tiny_transformer_config(src_vocab_size=vocab, tgt_vocab_size=vocab))
+        for name, p in model.named_parameters():
+            p.requires_grad_("k_proj.bias" not in name)  # see lms()
+        models.append(model)
+    alone = [copy.deepcopy(m) for m in models]
+    histories = train_ensemble(models, stream(), steps=15, lr=3e-3, progress=False)
+    for model, twin, history in zip(models, alone, histories):
+        reference = train(twin, stream(), steps=15, lr=3e-3, progress=False)
         assert max_relative(history.loss, reference.loss) <= TOLERANCE
         assert max_weight_difference(model, twin) <= TOLERANCE
 

@@ -5,7 +5,8 @@ The model is :mod:`lib.model` (it imports only torch); around it, by role:
 - :mod:`lib.training`: the toy tasks, batching, the training loop, learning-rate schedules;
 - :mod:`lib.book`: claims, ``show_source``, plots and the schematics (:mod:`lib.book.diagrams`);
 - :mod:`lib.heads`: switch heads off and record attention weights;
-- :mod:`lib.rnn`: the LSTM baselines; :mod:`lib.efficient`: efficient attention;
+- :mod:`lib.rnn`: the LSTM baselines; :mod:`lib.lookup_model`: chapter 4's linked-list model;
+- :mod:`lib.efficient`: efficient attention;
 - :mod:`lib.pretrained`: a real pretrained encoder; :mod:`lib.bench`: benchmarks (``python -m lib.bench``).
 
 Chapters import everything from here::
@@ -48,8 +49,8 @@ _EXPORTS = {
     "training.batching": ["Batch", "LMBatch", "Seq2SeqDataset", "Vocab", "collate", "to_lm_batch"],
     "training.data": ["TaskStream", "centered_xor_batch", "make_task"],
     "training.device": ["default_device", "seed_everything"],
+    "lookup_model": ["LinkedListModel"],
     "training.lookup": [
-        "LinkedListModel",
         "linked_list_batch",
         "linked_list_neighbours",
         "neighbour_accuracy",
@@ -57,6 +58,7 @@ _EXPORTS = {
     ],
     "training.schedules": ["make_schedule", "noam_lr"],
     "training.train": ["History", "evaluate", "lm_loss", "seq2seq_loss", "train"],
+    "training.ensemble": ["train_ensemble"],
     "book.claims": ["claim", "check"],
     "book.plots": ["plot_attention", "plot_attention_grid", "plot_history", "set_theme"],
     "book.source": ["show_source"],
@@ -71,7 +73,7 @@ _EXPORTS = {
     "pretrained": ["load_minilm", "sentence_embeddings"],
 }
 _WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
-_SUBPACKAGES = ("model", "training", "book", "heads", "rnn", "efficient", "bench", "pretrained")
+_SUBPACKAGES = ("model", "training", "book", "heads", "rnn", "lookup_model", "efficient", "bench", "pretrained")
 
 __all__ = sorted(_WHERE)
 

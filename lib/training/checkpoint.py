@@ -3,7 +3,8 @@
 A checkpoint is one ``torch.save`` file holding the step reached, the model's, the optimizer's and
 the learning-rate scheduler's ``state_dict`` and the state of every rank's torch random number
 generator (dropout draws from it). Resuming loads all of them; ``train`` then replays its data
-source up to that step, so the next losses are those of an uninterrupted run.
+source up to that step (the restored random state set aside meanwhile, so that a data source drawing
+from torch's generator does not advance it), and the next losses are those of an uninterrupted run.
 """
 
 from __future__ import annotations

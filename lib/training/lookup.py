@@ -14,8 +14,10 @@ matches my pointer, the previous one the node whose pointer matches my name. One
 computes one weighted average per token; two heads can make the two look-ups side by side.
 
 The two colours are returned as one class ``c_next · n_colours + c_prev`` (so :func:`lib.lm_loss`
-and :func:`lib.evaluate` apply unchanged), and :class:`LinkedListModel` scores that class as the sum
-of two independent read-outs, which makes its cross-entropy the sum of the two colours' losses.
+and :func:`lib.evaluate` apply unchanged), and :class:`~lib.lookup_model.LinkedListModel` scores
+that class as the sum of two independent read-outs, which makes its cross-entropy the sum of the two
+colours' losses. The model lives in :mod:`lib.lookup_model` (it is a model, not training); it is
+re-exported here, where chapter 4 imports it from.
 """
 
 from __future__ import annotations
@@ -25,10 +27,18 @@ import math
 import torch
 from torch import Tensor, nn
 
+from ..lookup_model import LinkedListModel
 from ..model import eval_mode
 from ..model.checks import check_int, check_tensor
-from ..model.layers import EncoderLayer
 from .data import LMBatch
+
+__all__ = [
+    "LinkedListModel",
+    "linked_list_batch",
+    "linked_list_neighbours",
+    "neighbour_accuracy",
+    "neighbour_attention",
+]
 
 
 def linked_list_batch(
@@ -81,74 +91,6 @@ def linked_list_neighbours(fields: Tensor) -> tuple[Tensor, Tensor]:
     nxt = (pointers[:, :, None] == names[:, None, :]).long().argmax(dim=-1)
     prv = (names[:, :, None] == pointers[:, None, :]).long().argmax(dim=-1)
     return nxt, prv
-
-
-class LinkedListModel(nn.Module):
-    r"""Encoder layers of ``lib`` on the linked list, with one read-out per colour.
-
-    .. math::
-        x_i = E_{\mathrm{name}}[a_i] + E_{\mathrm{pointer}}[p_i] + E_{\mathrm{colour}}[c_i], \qquad
-        h = \mathrm{LayerNorm}(\mathrm{Layers}(x)), \qquad
-        \mathrm{logit}_i(c, c') = w^{\mathrm{next}}_c \cdot h_i + w^{\mathrm{prev}}_{c'} \cdot h_i
-
-    No positional encoding: the nodes are a set, their order in the sequence means nothing.
-    ``forward(fields [B, T, 3]) -> logits [B, T, n_colours²]`` (class ``c · n_colours + c'``).
-    The layers are pre-LN :class:`~lib.model.layers.EncoderLayer` without dropout, ``d_ff = 4 d_model``.
-    """
-
-    def __init__(
-        self,
-        d_model: int = 32,
-        n_heads: int = 2,
-        n_layers: int = 1,
-        n_names: int = 16,
-        n_colours: int = 16,
-        d_ff: int | None = None,
-    ):
-        super().__init__()
-        for name, value in (
-            ("d_model", d_model),
-            ("n_heads", n_heads),
-            ("n_layers", n_layers),
-            ("n_names", n_names),
-            ("n_colours", n_colours),
-        ):
-            check_int(name, value, minimum=1)
-        if d_model % n_heads:
-            raise ValueError(f"d_model={d_model} is not divisible by n_heads={n_heads}")
-        self.n_names, self.n_colours = n_names, n_colours
-        self.name_embed = nn.Embedding(n_names, d_model)
-        self.pointer_embed = nn.Embedding(n_names, d_model)
-        self.colour_embed = nn.Embedding(n_colours, d_model)
-        self.layers = nn.ModuleList(
-            EncoderLayer(d_model, n_heads, d_ff or 4 * d_model, dropout=0.0, norm_first=True) for _ in range(n_layers)
-        )
-        self.norm = nn.LayerNorm(d_model)
-        self.next_readout = nn.Linear(d_model, n_colours)
-        self.prev_readout = nn.Linear(d_model, n_colours)
-
-    def forward(self, fields: Tensor) -> Tensor:
-        check_tensor("fields", fields)
-        if fields.dim() != 3 or fields.size(-1) != 3 or fields.dtype != torch.long:
-            raise ValueError(
-                f"fields must be a long tensor [B, T, 3] (name, pointer, colour), "
-                f"got {tuple(fields.shape)} {fields.dtype}"
-            )
-        names, pointers, colours = fields.unbind(dim=-1)
-        limits = {
-            "name": (names, self.n_names),
-            "pointer": (pointers, self.n_names),
-            "colour": (colours, self.n_colours),
-        }
-        for field, (ids, n) in limits.items():
-            if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= n):
-                raise ValueError(f"{field} ids must lie in [0, {n}), got [{int(ids.min())}, {int(ids.max())}]")
-        x = self.name_embed(names) + self.pointer_embed(pointers) + self.colour_embed(colours)
-        for layer in self.layers:
-            x = layer(x)
-        h = self.norm(x)
-        scores = self.next_readout(h)[..., :, None] + self.prev_readout(h)[..., None, :]  # [B, T, N, N]
-        return scores.flatten(-2)
 
 
 @torch.no_grad()

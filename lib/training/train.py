@@ -9,7 +9,8 @@ import math
 import os
 import time
 import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import torch
@@ -238,6 +239,52 @@ def train(
     rank 0 alone evaluates, shows progress and writes the checkpoint; every rank returns rank 0's
     history.
     """
+    eval_every, checkpoint_every = _check_options(steps, eval_every, checkpoint_every, clip_grad_norm)
+    if device is not None:
+        model.to(device)
+    device = _model_device(model)
+    next_batch = _batch_source(data, batch_size)
+    params = [p for p in model.parameters() if p.requires_grad]
+    optimizer = _paper_adam(params, lr) if optimizer is None else optimizer
+    scheduler = _scheduler(optimizer, schedule, warmup_steps, steps)
+    first = _resume(checkpoint, model, optimizer, scheduler, next_batch, steps)
+    main = distributed.rank() == 0  # the process that evaluates, shows progress and writes
+    wrapped = distributed.wrap(model)  # DistributedDataParallel under torchrun, else model itself
+    loss_kw = {"label_smoothing": label_smoothing} if label_smoothing else {}
+    max_norm = clip_grad_norm if clip_grad_norm is not None else math.inf
+
+    history = History()
+    bar = _Progress(steps, first, desc, progress, main)
+    with _training_mode(model), bar:
+        for step in range(first, steps + 1):
+            batch = next_batch(step).to(device)
+            loss, grad_norm, used_lr = _step(wrapped, batch, loss_fn, loss_kw, params, optimizer, scheduler, max_norm)
+            if grad_norm is None:
+                warnings.warn(f"training diverged at step {step} (loss = {loss.item()}); stopping", stacklevel=2)
+                break
+            _record(history, step, loss.item(), grad_norm.item(), used_lr)
+            bar.postfix["loss"] = f"{history.loss[-1]:.4f}"
+            if main and eval_fn is not None and _due(step, eval_every, steps):
+                history.evals.append(_evaluate(model, eval_fn, step))
+                bar.show_metrics(history.evals[-1])
+            if checkpoint is not None and _due(step, checkpoint_every, steps):
+                save_checkpoint(checkpoint, model=model, optimizer=optimizer, scheduler=scheduler, step=step)
+            bar.advance()
+    history.seconds = bar.seconds
+    bar.print_final(first - 1 + len(history.step))
+    return distributed.broadcast(history)  # rank 0's history on every rank
+
+
+# ----------------------------------------------------------------------------------------------
+# The steps of the loop (lib.training.ensemble shares the ones that do not touch the model)
+# ----------------------------------------------------------------------------------------------
+
+
+def _check_options(
+    steps: int, eval_every: int | None, checkpoint_every: int | None, clip_grad_norm: float | None
+) -> tuple[int, int]:
+    """Check the loop's counts and clipping threshold; return ``(eval_every, checkpoint_every)``,
+    each defaulting to a tenth of ``steps`` (at least 1)."""
     check_int("steps", steps, minimum=1)
     eval_every = max(1, steps // 10) if eval_every is None else check_int("eval_every", eval_every, minimum=1)
     if checkpoint_every is None:
@@ -246,92 +293,169 @@ def train(
         check_int("checkpoint_every", checkpoint_every, minimum=1)
     if clip_grad_norm is not None:
         check_number("clip_grad_norm", clip_grad_norm, 0.0, low_open=True)
-    if device is not None:
-        model.to(device)
-    device = _model_device(model)
-    next_batch = _batch_source(data, batch_size)
-    params = [p for p in model.parameters() if p.requires_grad]
-    if optimizer is None:
-        optimizer = torch.optim.Adam(params, lr=lr, betas=(0.9, 0.98), eps=1e-9)
+    return eval_every, checkpoint_every
+
+
+def _paper_adam(params: Iterable[Tensor], lr: float) -> torch.optim.Optimizer:
+    """The default optimizer: Adam with the paper's β = (0.9, 0.98) and ε = 1e-9 (§5.3)."""
+    return torch.optim.Adam(params, lr=lr, betas=(0.9, 0.98), eps=1e-9)
+
+
+def _scheduler(
+    optimizer: torch.optim.Optimizer, schedule: str | LRScheduler, warmup_steps: int, steps: int
+) -> LRScheduler:
+    """The learning-rate schedule: ``schedule`` itself if it is an ``LRScheduler`` (of ``optimizer``),
+    else :func:`make_schedule` of that name over ``steps`` steps."""
     if isinstance(schedule, LRScheduler):
         if schedule.optimizer is not optimizer:
             raise ValueError("schedule is an LRScheduler of another optimizer; pass that optimizer as optimizer=")
-        scheduler = schedule
-    else:
-        scheduler = make_schedule(optimizer, schedule, warmup_steps=warmup_steps, total_steps=steps)
-    loss_kw = {"label_smoothing": label_smoothing} if label_smoothing else {}
-    max_norm = clip_grad_norm if clip_grad_norm is not None else math.inf
-    first = 1
-    if checkpoint is not None and os.path.exists(checkpoint):
-        first = load_checkpoint(checkpoint, model=model, optimizer=optimizer, scheduler=scheduler) + 1
-        for step in range(1, min(first, steps + 1)):
-            next_batch(step)  # replay the data source up to where the run stopped
-    main = distributed.rank() == 0  # the process that evaluates, shows progress and writes
-    wrapped = distributed.wrap(model)  # DistributedDataParallel under torchrun, else model itself
+        return schedule
+    return make_schedule(optimizer, schedule, warmup_steps=warmup_steps, total_steps=steps)
 
-    history = History()
-    postfix: dict[str, str] = {}
-    start = time.perf_counter()
+
+def _resume(
+    checkpoint: str | os.PathLike | None,
+    model: nn.Module,
+    optimizer: torch.optim.Optimizer,
+    scheduler: LRScheduler,
+    next_batch: Callable[[int], Batch | LMBatch],
+    steps: int,
+) -> int:
+    """The first step to run: 1, or, if the file ``checkpoint`` exists, the step after the one it saved.
+
+    Resuming loads the model, optimizer, scheduler and random state, then replays the data source
+    up to the saved step so that it continues where it stopped. The replay runs inside
+    ``torch.random.fork_rng``: a data source that draws from torch's global generator must not
+    advance the restored state, which is the state of the uninterrupted run after that step.
+    """
+    if checkpoint is None or not os.path.exists(checkpoint):
+        return 1
+    done = load_checkpoint(checkpoint, model=model, optimizer=optimizer, scheduler=scheduler)
+    device = _model_device(model)
+    with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
+        for step in range(1, min(done, steps) + 1):
+            next_batch(step)
+    return done + 1
+
+
+@contextmanager
+def _training_mode(model: nn.Module) -> Iterator[None]:
+    """``model.train()`` for the block; the mode the model was in afterwards, even if the block raises."""
     was_training = model.training
     model.train()
-    final_bar_only = progress and _tqdm_disabled_by_environment()
     try:
-        with tqdm(
-            total=steps,
-            initial=first - 1,
-            desc=desc or "train",
-            disable=not progress or final_bar_only or not main,
+        yield
+    finally:
+        model.train(was_training)
+
+
+def _step(
+    model: nn.Module,
+    batch: Batch | LMBatch,
+    loss_fn: Callable[..., Tensor],
+    loss_kw: dict,
+    params: list[Tensor],
+    optimizer: torch.optim.Optimizer,
+    scheduler: LRScheduler,
+    max_norm: float,
+) -> tuple[Tensor, Tensor | None, float]:
+    """One optimizer step: forward and loss, backward, clipping, the optimizer's and the scheduler's step.
+
+    Returns the loss (detached, the mean over the ranks under torchrun), the global gradient norm
+    before clipping and the learning rate the step used. If the loss is not finite, nothing is
+    updated and the norm is ``None``.
+    """
+    loss = loss_fn(model, batch, **loss_kw)
+    logged = distributed.mean_over_ranks(loss)  # loss.detach() in one process
+    if not torch.isfinite(logged):
+        return logged, None, math.nan
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()  # under DDP the gradients are averaged over the ranks here
+    grad_norm = torch.nn.utils.clip_grad_norm_(params, max_norm)
+    used_lr = optimizer.param_groups[0]["lr"]
+    optimizer.step()
+    scheduler.step()
+    return logged, grad_norm, used_lr
+
+
+def _record(history: History, step: int, loss: float, grad_norm: float, used_lr: float) -> None:
+    """Append one step to ``history``."""
+    history.step.append(step)
+    history.loss.append(loss)
+    history.grad_norm.append(grad_norm)
+    history.lr.append(used_lr)
+
+
+def _due(step: int, every: int, steps: int) -> bool:
+    """Whether something done every ``every`` steps, and after the last, is due at ``step``."""
+    return step % every == 0 or step == steps
+
+
+def _evaluate(model: nn.Module, eval_fn: Callable[[nn.Module], dict], step: int) -> dict:
+    """``{"step": step, **eval_fn(model)}``, with the model in ``eval()`` mode meanwhile."""
+    with eval_mode(model):
+        metrics = dict(eval_fn(model))
+    return {"step": step, **metrics}
+
+
+class _Progress:
+    """The run's progress bar (``tqdm.auto``), its postfix (the loss, the last metrics) and its clock.
+
+    Shown only where ``progress`` and ``main``; with ``TQDM_DISABLE=1`` in the environment there is
+    no live bar and :meth:`print_final` prints the bar once, in its final state.
+    """
+
+    def __init__(self, steps: int, first: int, desc: str | None, progress: bool, main: bool):
+        self.steps, self.first, self.desc, self.main = steps, first, desc or "train", main
+        self.final_only = progress and _tqdm_disabled_by_environment()
+        self.disable = not progress or self.final_only or not main
+        self.postfix: dict[str, str] = {}
+        self.seconds = 0.0
+
+    def __enter__(self) -> _Progress:
+        self.start = time.perf_counter()
+        self.bar = tqdm(
+            total=self.steps,
+            initial=self.first - 1,
+            desc=self.desc,
+            disable=self.disable,
             leave=True,
             mininterval=0.5,
             dynamic_ncols=True,
-        ) as bar:
-            for step in range(first, steps + 1):
-                batch = next_batch(step).to(device)
-                loss = loss_fn(wrapped, batch, **loss_kw)
-                logged = distributed.mean_over_ranks(loss)  # loss.detach() in one process
-                if not torch.isfinite(logged):
-                    warnings.warn(f"training diverged at step {step} (loss = {logged.item()}); stopping", stacklevel=2)
-                    break
-                optimizer.zero_grad(set_to_none=True)
-                loss.backward()  # under DDP the gradients are averaged over the ranks here
-                grad_norm = torch.nn.utils.clip_grad_norm_(params, max_norm)
-                history.lr.append(optimizer.param_groups[0]["lr"])  # the lr this step used
-                optimizer.step()
-                scheduler.step()
-
-                history.step.append(step)
-                history.loss.append(logged.item())
-                history.grad_norm.append(grad_norm.item())
-                postfix["loss"] = f"{history.loss[-1]:.4f}"
-                if main and eval_fn is not None and (step % eval_every == 0 or step == steps):
-                    with eval_mode(model):
-                        metrics = dict(eval_fn(model))
-                    history.evals.append({"step": step, **metrics})
-                    postfix.update(
-                        {
-                            ("eval_loss" if k == "loss" else k): f"{v:.3f}"
-                            for k, v in metrics.items()
-                            if isinstance(v, (int, float))
-                        }
-                    )
-                if checkpoint is not None and (step % checkpoint_every == 0 or step == steps):
-                    save_checkpoint(checkpoint, model=model, optimizer=optimizer, scheduler=scheduler, step=step)
-                bar.set_postfix(postfix, refresh=False)
-                bar.update(1)
-    finally:
-        model.train(was_training)
-    history.seconds = time.perf_counter() - start
-    if final_bar_only and main:
-        print(
-            _text_tqdm.format_meter(
-                first - 1 + len(history.step),
-                steps,
-                history.seconds,
-                prefix=desc or "train",
-                postfix=", ".join(f"{k}={v}" for k, v in postfix.items()) or None,
-            )
         )
-    return distributed.broadcast(history)  # rank 0's history on every rank
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.bar.close()
+        self.seconds = time.perf_counter() - self.start
+
+    def show_metrics(self, metrics: dict) -> None:
+        """Put the numeric metrics of an evaluation in the postfix (its ``loss`` as ``eval_loss``)."""
+        self.postfix.update(
+            {
+                ("eval_loss" if k == "loss" else k): f"{v:.3f}"
+                for k, v in metrics.items()
+                if k != "step" and isinstance(v, (int, float))
+            }
+        )
+
+    def advance(self) -> None:
+        """One step done: refresh the postfix and move the bar."""
+        self.bar.set_postfix(self.postfix, refresh=False)
+        self.bar.update(1)
+
+    def print_final(self, done: int) -> None:
+        """With ``TQDM_DISABLE=1``: print the bar once, after ``done`` steps, on stdout (one line per run)."""
+        if self.final_only and self.main:
+            print(
+                _text_tqdm.format_meter(
+                    done,
+                    self.steps,
+                    self.seconds,
+                    prefix=self.desc,
+                    postfix=", ".join(f"{k}={v}" for k, v in self.postfix.items()) or None,
+                )
+            )
 
 
 def _tqdm_disabled_by_environment() -> bool:

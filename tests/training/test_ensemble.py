@@ -1,0 +1,201 @@
+"""lib.train_ensemble (lib/training/ensemble.py): M models trained as one vmapped computation give
+what lib.train gives each of them alone."""
+
+from __future__ import annotations
+
+import copy
+import functools
+import time
+
+import pytest
+import torch
+from torch import nn
+
+import lib
+from lib.model import DecoderOnlyLM, Transformer
+from lib.timing import compare
+from lib.training.batching import LMBatch
+from lib.training.data import TaskStream
+from lib.training.ensemble import train_ensemble
+from lib.training.train import evaluate, lm_loss, train
+
+TOLERANCE = 1e-4  # relative on losses and norms, absolute on weights: float rounding, not another computation
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    """Small models run on one thread (as in the chapters): faster and steadier on a busy CPU."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def toy_lm_batch(step: int, vocab: int = 11, rows: int = 16, length: int = 9) -> LMBatch:
+    """Step ``step``'s batch of a toy LM task: predict the sequence reversed (a fixed generator per step)."""
+    g = torch.Generator().manual_seed(step)
+    tokens = torch.randint(1, vocab, (rows, length), generator=g)
+    return LMBatch(tokens[:, :-1], tokens[:, 1:].flip(-1), pad_id=0)
+
+
+def lms(config, n: int, first_seed: int = 0) -> list[DecoderOnlyLM]:
+    """``n`` LMs from seeds ``first_seed, first_seed + 1, …``.
+
+    The key projections' biases are frozen: their gradient is zero in exact arithmetic (a softmax
+    does not change when every score of a row shifts by the same q·b), so both runs would only
+    feed rounding noise to Adam, which normalises it into steps of size lr: equal weights could not
+    be expected of them, and they change nothing the model computes.
+    """
+    models = []
+    for seed in range(first_seed, first_seed + n):
+        torch.manual_seed(seed)
+        model = DecoderOnlyLM(config)
+        for layer in model.layers:
+            layer.self_attn.k_proj.bias.requires_grad_(False)
+        models.append(model)
+    return models
+
+
+def max_relative(a: list[float], b: list[float]) -> float:
+    return max(abs(x - y) / max(abs(y), 1e-12) for x, y in zip(a, b, strict=True))
+
+
+def max_weight_difference(a: nn.Module, b: nn.Module) -> float:
+    return max((p - q).abs().max().item() for p, q in zip(a.state_dict().values(), b.state_dict().values()))
+
+
+def test_each_model_trains_as_lib_train_would_train_it_alone(tiny_lm_config) -> None:
+    models = lms(tiny_lm_config(), 5)
+    alone = [copy.deepcopy(m) for m in models]
+    test = toy_lm_batch(10_000)
+    options = dict(steps=60, loss_fn=lm_loss, lr=1e-2, clip_grad_norm=0.5, progress=False)
+    options |= dict(eval_fn=lambda m: evaluate(m, test), eval_every=20)
+    histories = train_ensemble(models, toy_lm_batch, **options)
+    assert len(histories) == 5
+    for model, twin, history in zip(models, alone, histories):
+        reference = train(twin, toy_lm_batch, **options)
+        assert history.step == reference.step == list(range(1, 61))
+        assert history.lr == reference.lr
+        assert max_relative(history.loss, reference.loss) <= TOLERANCE
+        assert max_relative(history.grad_norm, reference.grad_norm) <= TOLERANCE
+        assert sum(n > 0.5 for n in history.grad_norm) >= 5, "the clipping must act on some steps"
+        assert max_weight_difference(model, twin) <= TOLERANCE  # written back into the given modules
+        assert [e["step"] for e in history.evals] == [20, 40, 60]
+        assert max_relative([e["loss"] for e in history.evals], [e["loss"] for e in reference.evals]) <= TOLERANCE
+        assert model.training, "the models' own mode is left as it was"
+    assert len({round(h.loss[-1], 6) for h in histories}) == 5, "five seeds, five different runs"
+
+
+def test_the_options_of_train_carry_over(tiny_lm_config) -> None:
+    """A schedule with warm-up, label smoothing and an AdamW with weight decay, as a factory."""
+    models = lms(tiny_lm_config(), 2, first_seed=7)
+    alone = [copy.deepcopy(m) for m in models]
+    adamw = functools.partial(torch.optim.AdamW, lr=5e-3, weight_decay=0.1)
+    options = dict(steps=20, loss_fn=lm_loss, schedule="linear_warmup", warmup_steps=5, label_smoothing=0.1)
+    histories = train_ensemble(models, toy_lm_batch, optimizer=adamw, clip_grad_norm=None, progress=False, **options)
+    for model, twin, history in zip(models, alone, histories):
+        params = [p for p in twin.parameters() if p.requires_grad]
+        reference = train(twin, toy_lm_batch, optimizer=adamw(params), clip_grad_norm=None, progress=False, **options)
+        assert history.lr == reference.lr and history.lr[0] < history.lr[4]
+        assert max_relative(history.loss, reference.loss) <= TOLERANCE
+        assert max_weight_difference(model, twin) <= TOLERANCE
+
+
+def test_encoder_decoders_on_a_shared_task_stream(tiny_transformer_config) -> None:
+    """seq2seq_loss (the default), padding masks, an endless TaskStream drawn once a step for all."""
+    stream = functools.partial(TaskStream, "reverse", 16, seed=1, min_len=3, max_len=7)
+    vocab = len(stream().src_vocab)
+    models = []
+    for seed in range(2):
+        torch.manual_seed(seed)
+        model = Transformer(tiny_transformer_config(src_vocab_size=vocab, tgt_vocab_size=vocab))
+        for name, p in model.named_parameters():
+            p.requires_grad_("k_proj.bias" not in name)  # see lms()
+        models.append(model)
+    alone = [copy.deepcopy(m) for m in models]
+    histories = train_ensemble(models, stream(), steps=15, lr=3e-3, progress=False)
+    for model, twin, history in zip(models, alone, histories):
+        reference = train(twin, stream(), steps=15, lr=3e-3, progress=False)
+        assert max_relative(history.loss, reference.loss) <= TOLERANCE
+        assert max_weight_difference(model, twin) <= TOLERANCE
+
+
+class TinyLM(nn.Module):
+    """An LM without host-side checks of its input, so vmap can batch one data source per model."""
+
+    def __init__(self, vocab: int = 11, d: int = 16):
+        super().__init__()
+        self.embed, self.out = nn.Embedding(vocab, d), nn.Linear(d, vocab)
+
+    def forward(self, tokens):
+        return self.out(torch.tanh(self.embed(tokens)))
+
+
+def test_one_data_source_per_model(tiny_lm_config) -> None:
+    torch.manual_seed(0)
+    models = [TinyLM(), TinyLM(), TinyLM()]
+    alone = [copy.deepcopy(m) for m in models]
+    sources = [functools.partial(lambda step, k: toy_lm_batch(100 * k + step, length=5 + k), k=k) for k in range(3)]
+    options = dict(steps=15, loss_fn=lm_loss, lr=1e-2, progress=False)
+    histories = train_ensemble(models, sources, **options)
+    for model, twin, source, history in zip(models, alone, sources, histories):
+        reference = train(twin, source, **options)  # batches of different lengths, padded to one
+        assert max_relative(history.loss, reference.loss) <= TOLERANCE
+        assert max_weight_difference(model, twin) <= TOLERANCE
+    with pytest.raises(ValueError, match="data: one source per model needs a model whose forward runs under"):
+        train_ensemble(lms(tiny_lm_config(), 2), [toy_lm_batch, toy_lm_batch], **options)
+
+
+def test_with_dropout_each_model_draws_its_own_masks(tiny_lm_config) -> None:
+    (model,) = lms(tiny_lm_config(dropout=0.3), 1)
+    twins = [model, copy.deepcopy(model)]
+    histories = train_ensemble(twins, toy_lm_batch, steps=5, loss_fn=lm_loss, lr=1e-2, progress=False)
+    assert histories[0].loss[0] != histories[1].loss[0]
+    assert max_weight_difference(*twins) > 1e-3
+
+
+def test_bad_input_gets_a_clear_error(tiny_lm_config) -> None:
+    a, b = lms(tiny_lm_config(), 2)
+    run = functools.partial(train_ensemble, steps=2, loss_fn=lm_loss, progress=False)
+    with pytest.raises(TypeError, match="models must be a list of nn.Module, got DecoderOnlyLM"):
+        run(a, toy_lm_batch)
+    with pytest.raises(ValueError, match="len"):
+        run([], toy_lm_batch)
+    with pytest.raises(TypeError, match=r"models\[1\] must be an nn.Module, got str"):
+        run([a, "b"], toy_lm_batch)
+    with pytest.raises(ValueError, match=r"models\[1\] is a TinyLM, models\[0\] a DecoderOnlyLM"):
+        run([a, TinyLM()], toy_lm_batch)
+    (wide,) = lms(tiny_lm_config(d_model=32), 1)
+    with pytest.raises(ValueError, match=r"models\[1\] has other parameters or buffers than models\[0\]"):
+        run([a, wide], toy_lm_batch)
+    with pytest.raises(ValueError, match="data holds 3 sources for 2 models"):
+        run([a, b], [toy_lm_batch] * 3)
+    with pytest.raises(TypeError, match="optimizer must be None or a function parameters -> Optimizer"):
+        run([a, b], toy_lm_batch, optimizer=torch.optim.Adam(a.parameters()))
+    with pytest.raises(TypeError, match="schedule must be a name or a function optimizer -> LRScheduler"):
+        run([a, b], toy_lm_batch, schedule=torch.optim.lr_scheduler.LambdaLR(torch.optim.SGD(a.parameters()), abs))
+    with pytest.raises(ValueError, match="train_ensemble saves no checkpoints"):
+        run([a, b], toy_lm_batch, checkpoint="run.pt")
+    with pytest.raises(ValueError, match="steps=0"):
+        run([a, b], toy_lm_batch, steps=0)
+    assert lib.train_ensemble is train_ensemble
+
+
+@pytest.mark.slow
+def test_five_models_together_take_well_under_five_times_one(tiny_lm_config) -> None:
+    """The point of batching: on a CPU small models are dominated by per-operation overhead.
+    Measured about 0.5x here (thread time, medians); the bound is loose for busy machines."""
+    steps, options = 30, dict(loss_fn=lm_loss, lr=1e-2, progress=False)
+
+    def together():
+        train_ensemble(lms(tiny_lm_config(), 5), toy_lm_batch, steps=steps, **options)
+
+    def one_after_another():
+        for model in lms(tiny_lm_config(), 5):
+            train(model, toy_lm_batch, steps=steps, **options)
+
+    # one thread (the fixture), so thread time counts all the work
+    seconds = compare({"together": together, "sequential": one_after_another}, repeats=3, clock=time.thread_time)
+    ratio = seconds["together"] / seconds["sequential"]
+    print(f"5 models together / one after another: {ratio:.2f}")
+    assert ratio < 0.8

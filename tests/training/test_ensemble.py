@@ -142,8 +142,27 @@ def test_one_data_source_per_model(tiny_lm_config) -> None:
         reference = train(twin, source, **options)  # batches of different lengths, padded to one
         assert max_relative(history.loss, reference.loss) <= TOLERANCE
         assert max_weight_difference(model, twin) <= TOLERANCE
+    # lib's own models too: their forward reads no token value on the host (no sync), so vmap batches it
+    models = lms(tiny_lm_config(), 2)
+    alone = [copy.deepcopy(m) for m in models]
+    sources = [functools.partial(lambda step, k: toy_lm_batch(100 * k + step), k=k) for k in range(2)]
+    histories = train_ensemble(models, sources, **options)
+    for model, twin, source, history in zip(models, alone, sources, histories):
+        reference = train(twin, source, **options)
+        assert max_relative(history.loss, reference.loss) <= TOLERANCE
+        assert max_weight_difference(model, twin) <= TOLERANCE
+
+
+def test_a_forward_that_syncs_is_refused_with_one_source_per_model() -> None:
+    class Syncing(TinyLM):
+        def forward(self, tokens):
+            if int(tokens.max()) < 0:  # a host sync: vmap cannot batch it
+                raise ValueError("negative token")
+            return super().forward(tokens)
+
+    options = dict(steps=2, loss_fn=lm_loss, lr=1e-2, progress=False)
     with pytest.raises(ValueError, match="data: one source per model needs a model whose forward runs under"):
-        train_ensemble(lms(tiny_lm_config(), 2), [toy_lm_batch, toy_lm_batch], **options)
+        train_ensemble([Syncing(), Syncing()], [toy_lm_batch, toy_lm_batch], **options)
 
 
 def test_with_dropout_each_model_draws_its_own_masks(tiny_lm_config) -> None:

@@ -1,6 +1,6 @@
 """Measure how readable a built site is, page by page, in headless Chromium (issue 21).
 
-    python tools/readability.py [_build/html] [--page book/05_masking_decoding ...] [--json out.json] [--check]
+    python -m tools.readability [_build/html] [--page book/05_masking_decoding ...] [--json out.json] [--check]
 
 Every page is opened at 1280 x 900 CSS px (one Chromium driven by Selenium, the site served on
 localhost, as tests/test_browser.py does) and measured as a reader sees it:
@@ -315,7 +315,7 @@ def summary(docname: str, seen: dict, min_px: float = MIN_PX) -> tuple[str, bool
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m tools.readability", description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "html", nargs="?", default="_build/html", type=Path, help="the built site (default _build/html)"
     )

@@ -245,7 +245,7 @@ def test_claims_ledger_shows_every_chapter_claim_held_on_every_seed_of_the_sweep
     """Every claim a chapter checked in this build has a sweep entry with the same statement, held N/N.
 
     A claim whose statement changed, or a claim added since the sweep, shows "no sweep entry":
-    run `python -m tools.sweep NN` for its chapter (tests/test_sweep.py checks the code hashes).
+    run `python -m tools.sweep NN` for its chapter (tests/tools/test_sweep.py checks the code hashes).
     """
     rows = [r for r in _page("book/claims").runtime_rows if len(r) == 5 and r[0] != "Chapter"]
     chapter_rows = [r for r in rows if r[0][:1].isdigit()]

@@ -11,7 +11,7 @@ included. The Colab button of each page (tools/book_ext.py) opens its edition at
 `_config.yml`, so the notebook and its `lib` are one commit.
 
 The editions are committed, so that Colab can open them from GitHub. After editing a chapter (or
-`_config.yml`), run ``python -m tools.editions``; `tests/test_editions.py` and
+`_config.yml`), run ``python -m tools.editions``; `tests/tools/test_editions.py` and
 ``python -m tools.retarget --check`` fail while an edition is out of date. Never edit `colab/`
 by hand.
 """

@@ -511,10 +511,13 @@ def _noting_spans(rule):
     """An inline rule that also notes, on each token it makes, the span of the inline text it read."""
 
     def rule_noting_spans(state: StateInline, silent: bool) -> bool:
-        start, made_from = state.pos, len(state.tokens) + (1 if state.pending else 0)  # not the pending text
+        start, before, pending = state.pos, len(state.tokens), bool(state.pending)
         ok = rule(state, silent)
         if ok and not silent:
-            for token in state.tokens[made_from:]:
+            made = state.tokens[before:]
+            if pending and made and made[0].type == "text":
+                made = made[1:]  # the text read before this rule, flushed by its first push
+            for token in made:
                 token.meta.setdefault(_SPAN, (start, state.pos))  # tokens of a link's text keep their own
         return ok
 

@@ -3,17 +3,27 @@
 One protocol for every timing in ``lib``: the benchmarks (:mod:`lib.bench`) and chapter 8's cost
 plots (:func:`lib.efficient.cpu_seconds`) both call :func:`compare`. It lives here, beside the model
 rather than in :mod:`lib.bench`, so that nothing in ``lib`` has to import the benchmark suite.
+
+The measuring is PyTorch's (:mod:`torch.utils.benchmark`): a timing is a block of calls run by
+:class:`timeit.Timer`, which is what :class:`torch.utils.benchmark.Timer` runs for Python code (the
+garbage collector paused, the clock read before and after the block), and each function's timings
+make a :class:`torch.utils.benchmark.Measurement`, whose median is the result. What :func:`compare`
+adds is the order. ``Timer.blocked_autorange`` and ``Timer.adaptive_autorange`` time one statement
+until they are done with it, so a burst of load from elsewhere on the machine lands on whichever
+function they were timing; :func:`compare` times every function once per round, in rotating order,
+so that the burst hits all of them alike and the medians discard it.
 """
 
 from __future__ import annotations
 
 import math
-import statistics
 import time
+import timeit
 from collections.abc import Callable, Hashable
 
 import numpy as np
 import torch
+from torch.utils.benchmark import Measurement, TaskSpec
 
 
 def synchronize(device: torch.device) -> None:
@@ -36,32 +46,37 @@ def compare(
     Each function is warmed up, then called ``inner`` times in a row per timing, ``inner`` chosen
     so that a timing lasts about ``min_seconds``.  In every one of the ``repeats`` rounds each
     function is timed once (in a rotating order), so a burst of load from elsewhere on the machine
-    hits all of them alike; the median over the rounds discards the outliers.
+    hits all of them alike; the median over the rounds (of each function's ``Measurement``)
+    discards the outliers.
 
     ``clock`` is wall-clock time by default; ``clock=time.thread_time`` counts only the CPU time of
     this thread (single-threaded CPU work), which other programs on a shared machine cannot inflate.
+    The device is synchronized before every reading of the clock.
     """
     device = torch.device(device)
-    inner = {}
-    for name, fn in fns.items():
-        fn()  # warm-up (lazy init, caches)
+
+    def now() -> float:
         synchronize(device)
-        start = clock()
-        fn()
-        synchronize(device)
-        inner[name] = max(1, math.ceil(min_seconds / max(clock() - start, 1e-6)))
+        return clock()
+
     names = list(fns)
-    samples: dict[Hashable, list[float]] = {name: [] for name in names}
+    timers = {name: timeit.Timer(fns[name], timer=now) for name in names}
+    inner = {}
+    for name in names:
+        fns[name]()  # warm-up (lazy init, caches)
+        inner[name] = max(1, math.ceil(min_seconds / max(timers[name].timeit(1), 1e-6)))
+    blocks: dict[Hashable, list[float]] = {name: [] for name in names}
     for r in range(repeats):
         for name in names[r % len(names) :] + names[: r % len(names)]:
-            fn, n = fns[name], inner[name]
-            synchronize(device)
-            start = clock()
-            for _ in range(n):
-                fn()
-            synchronize(device)
-            samples[name].append((clock() - start) / n)
-    return {name: statistics.median(s) for name, s in samples.items()}
+            blocks[name].append(timers[name].timeit(inner[name]))  # seconds for `inner` calls
+    threads = torch.get_num_threads()
+    measurements = {
+        name: Measurement(
+            inner[name], blocks[name], TaskSpec("fn()", "pass", description=str(name), num_threads=threads)
+        )
+        for name in names
+    }
+    return {name: m.median for name, m in measurements.items()}
 
 
 def loglog_slope(x, y) -> float:

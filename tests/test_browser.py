@@ -39,6 +39,7 @@ import pytest
 import yaml
 
 from conftest import HTML, REPO, SiteBuild, skip_or_fail
+from tools.common import toc_docnames
 from tools.readability import CHROMIUM, CHROMIUM_FLAGS, DRIVER, QuietHandler, find_executable
 
 pytestmark = [pytest.mark.site, pytest.mark.browser]
@@ -47,28 +48,7 @@ pytestmark = [pytest.mark.site, pytest.mark.browser]
 CHROMIUM_FLAGS = (*CHROMIUM_FLAGS, "--window-size=1280,900")
 PAGE_TIMEOUT_S = 60
 CHAPTER = re.compile(r"^book/\d\d_[^/]+$")
-
-
-def _toc_docnames() -> list[str]:
-    """Every page of the book, in the order of `_toc.yml` (read at collection time)."""
-    toc = yaml.safe_load((REPO / "_toc.yml").read_text(encoding="utf-8"))
-    found = [toc["root"]]
-
-    def walk(node):
-        if isinstance(node, dict):
-            if "file" in node:
-                found.append(str(node["file"]))
-            for value in node.values():
-                walk(value)
-        elif isinstance(node, list):
-            for item in node:
-                walk(item)
-
-    walk({k: v for k, v in toc.items() if k != "root"})
-    return [str(Path(d).with_suffix("")) for d in found]
-
-
-PAGES = _toc_docnames()
+PAGES = toc_docnames()  # every page of the book, in the order of `_toc.yml`
 
 
 @pytest.fixture(scope="module")

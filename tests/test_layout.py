@@ -178,6 +178,17 @@ def test_the_document_checks_catch_what_they_must() -> None:
     ]
 
 
+def test_test_folders_are_no_packages_and_test_basenames_are_unique() -> None:
+    """CONTRIBUTING.md: the test folders (tests/model, tests/tools, ...) have no ``__init__.py``, so
+    pytest imports every test file by its basename, which must therefore be unique."""
+    tests = REPO / "tests"
+    assert not sorted(p.relative_to(REPO).as_posix() for p in tests.rglob("__init__.py"))
+    names: dict[str, list[str]] = {}
+    for path in tests.rglob("test_*.py"):
+        names.setdefault(path.name, []).append(path.relative_to(REPO).as_posix())
+    assert not {name: paths for name, paths in names.items() if len(paths) > 1}
+
+
 def test_one_conftest_under_tests() -> None:
     """Test files import helpers with ``from conftest import ...``: a second conftest.py in a test folder
     would be the module that name finds, and those imports would break."""

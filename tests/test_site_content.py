@@ -246,14 +246,14 @@ def test_claims_ledger_shows_every_chapter_claim_held_on_every_seed_of_the_sweep
     """Every claim a chapter checked in this build has a sweep entry with the same statement, held N/N.
 
     A claim whose statement changed, or a claim added since the sweep, shows "no sweep entry":
-    run `python tools/sweep.py NN` for its chapter (tests/test_sweep.py checks the code hashes).
+    run `python -m tools.sweep NN` for its chapter (tests/tools/test_sweep.py checks the code hashes).
     """
     rows = [r for r in _page("book/claims").runtime_rows if len(r) == 5 and r[0] != "Chapter"]
     chapter_rows = [r for r in rows if r[0][:1].isdigit()]
     assert chapter_rows, "no chapter claims in the Claims appendix"
     for chapter, statement, _values, _held, over_seeds in chapter_rows:
         m = re.match(r"^(\d+)/(\d+)\b", over_seeds)
-        assert m, f"{chapter}: {statement!r} has no sweep result ({over_seeds!r}): run python tools/sweep.py"
+        assert m, f"{chapter}: {statement!r} has no sweep result ({over_seeds!r}): run python -m tools.sweep"
         assert m[1] == m[2] and int(m[2]) >= 10, f"{chapter}: {statement!r} held on {m[0]} seeds of the sweep"
     text = (HTML / "book" / "claims.html").read_text(encoding="utf-8")
     for chapter in CHAPTERS:

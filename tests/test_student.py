@@ -7,7 +7,7 @@ For every chapter:
 - the student version is a valid notebook whose code is the chapter's, cell for cell, but for the
   solutions; every exercise statement is a cell of its own (so a student never edits the task), a
   written exercise has an answer cell (`YOUR ANSWER HERE`) and a code cell right below it, and a
-  coding exercise its code cells; (tests/test_editions.py renders them: no raw MyST, numbered
+  coding exercise its code cells; (tests/tools/test_editions.py renders them: no raw MyST, numbered
   exercises, links into the site);
 - every coding exercise has a check cell after it, and the instructor version passes its check cells
   (read from the notebook as the site build executed it);

@@ -149,6 +149,6 @@ def test_sweep_workflow_runs_the_seed_sweep_weekly_and_keeps_its_file() -> None:
     workflow = _load("sweep")
     assert "schedule" in _on(workflow) and "workflow_dispatch" in _on(workflow)
     runs = [step.get("run", "") for step in _steps(workflow)]
-    assert any("tools/sweep.py --seeds 10" in run for run in runs), runs
+    assert any("python -m tools.sweep --seeds 10" in run for run in runs), runs
     uploads = [s for s in _steps(workflow) if s.get("uses", "").startswith("actions/upload-artifact")]
     assert uploads and uploads[0]["with"]["path"] == "book/claims_sweep.json"

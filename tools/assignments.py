@@ -1,7 +1,6 @@
-#!/usr/bin/env python3
 """Write a ready nbgrader course from the chapters, ``book/grading.yml`` and the capstone.
 
-    python tools/assignments.py --course DIR
+    python -m tools.assignments --course DIR
     cd DIR && nbgrader generate_assignment ch02     # then release, collect, autograde, export
 
 What it writes (``book/instructors.md``, "Assigning and grading with nbgrader"):
@@ -37,11 +36,9 @@ from pathlib import Path
 import nbformat
 import yaml
 
-if __package__ in (None, ""):  # run as a script: python tools/assignments.py
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from tools.common import REPO  # noqa: E402
-from tools.myst import Book, Context, convert, directives  # noqa: E402
-from tools.myst import Exercise as BookExercise  # noqa: E402
+from tools.common import REPO
+from tools.myst import Book, Context, convert, directives
+from tools.myst import Exercise as BookExercise
 
 GRADING = REPO / "book" / "grading.yml"
 CAPSTONE = REPO / "assignments" / "capstone"
@@ -336,7 +333,7 @@ def write_course(course: Path, grading: dict | None = None) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m tools.assignments", description=__doc__.split("\n\n")[0])
     parser.add_argument("--course", type=Path, required=True, help="the nbgrader course folder to write")
     args = parser.parse_args(argv)
     grading = load_grading()

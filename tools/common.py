@@ -9,6 +9,7 @@ import tomllib
 from pathlib import Path
 
 import yaml
+from sphinx_external_toc.parsing import parse_toc_yaml
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -118,23 +119,20 @@ def ref_exists(ref: str, repo: Path = REPO) -> bool:
 
 
 def toc_docnames(repo: Path = REPO) -> list[str]:
-    """Every page of the book (`_toc.yml`'s root and files, without extension), in reading order."""
-    toc = yaml.safe_load((repo / "_toc.yml").read_text(encoding="utf-8"))
+    """Every page of the book, in reading order: `_toc.yml` as Jupyter Book reads it (sphinx-external-toc's
+    own parser, which also rejects a malformed toc), the root first, then each page followed by its
+    own subpages. Docnames have no extension (``book/03_scaling``), as in Sphinx (a toc may name a
+    file with its extension: sphinx-external-toc leaves that to Sphinx)."""
+    site = parse_toc_yaml(repo / "_toc.yml")
     found: list[str] = []
 
-    def walk(node) -> None:
-        if isinstance(node, dict):
-            for key in ("root", "file"):
-                if key in node:
-                    found.append(str(Path(node[key]).with_suffix("").as_posix()))
-            for value in node.values():
-                walk(value)
-        elif isinstance(node, list):
-            for value in node:
-                walk(value)
+    def visit(docname: str) -> None:
+        found.append(re.sub(r"\.(ipynb|md|rst)$", "", docname))
+        for child in site[docname].child_files():
+            visit(child)
 
-    walk(toc)
-    return list(dict.fromkeys(found))
+    visit(site.root.docname)
+    return found
 
 
 def pages_url(url: str) -> str:

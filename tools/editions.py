@@ -1,8 +1,7 @@
-#!/usr/bin/env python3
 """Write the Colab edition of every notebook of the book: `colab/NN_slug.ipynb`, plain Jupyter markdown.
 
-    python tools/editions.py            # (re)write colab/ from book/*.ipynb and _config.yml
-    python tools/editions.py --check    # change nothing; exit 1 if an edition is missing or out of date
+    python -m tools.editions            # (re)write colab/ from book/*.ipynb and _config.yml
+    python -m tools.editions --check    # change nothing; exit 1 if an edition is missing or out of date
 
 The chapters are MyST, which Colab shows raw; an edition is the same notebook with every markdown
 cell converted by `tools/myst.py` (numbered exercises, solutions in closed ``<details>``, links and
@@ -12,8 +11,8 @@ included. The Colab button of each page (tools/book_ext.py) opens its edition at
 `_config.yml`, so the notebook and its `lib` are one commit.
 
 The editions are committed, so that Colab can open them from GitHub. After editing a chapter (or
-`_config.yml`), run ``python tools/editions.py``; `tests/test_editions.py` and
-``python tools/retarget.py --check`` fail while an edition is out of date. Never edit `colab/`
+`_config.yml`), run ``python -m tools.editions``; `tests/tools/test_editions.py` and
+``python -m tools.retarget --check`` fail while an edition is out of date. Never edit `colab/`
 by hand.
 """
 
@@ -25,10 +24,8 @@ from pathlib import Path
 
 import nbformat
 
-if __package__ in (None, ""):  # run as a script: python tools/editions.py
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from tools.common import REPO, notebooks  # noqa: E402
-from tools.myst import Book, notebook_to_jupyter  # noqa: E402
+from tools.common import REPO, notebooks
+from tools.myst import Book, notebook_to_jupyter
 
 FOLDER = "colab"
 GENERATED = "tools/editions.py"
@@ -69,9 +66,9 @@ def problems(repo: Path = REPO, book: Book | None = None) -> list[str]:
         target = edition_path(notebook, repo)
         name = target.relative_to(repo)
         if not target.exists():
-            found.append(f"{name}: missing (run `python tools/editions.py`)")
+            found.append(f"{name}: missing (run `python -m tools.editions`)")
         elif target.read_text(encoding="utf-8") != render(notebook, book, repo):
-            found.append(f"{name}: out of date with {notebook.relative_to(repo)} (run `python tools/editions.py`)")
+            found.append(f"{name}: out of date with {notebook.relative_to(repo)} (run `python -m tools.editions`)")
     expected = {edition_path(p, repo) for p in pages}
     for stray in sorted((repo / FOLDER).glob("*.ipynb")):
         if stray not in expected:
@@ -99,7 +96,7 @@ def write(repo: Path = REPO, book: Book | None = None) -> list[Path]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m tools.editions", description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="change nothing; exit 1 if an edition is off")
     parser.add_argument("--root", type=Path, default=REPO, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)

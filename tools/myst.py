@@ -59,6 +59,7 @@ from pathlib import Path, PurePosixPath
 import nbformat
 from markdown_it import MarkdownIt
 from markdown_it.renderer import RendererHTML
+from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
 from myst_parser.config.main import MdParserConfig
 from myst_parser.parsers.mdit import create_md_parser
@@ -83,6 +84,7 @@ ADMONITIONS = {
 }
 EXERCISE_DIRECTIVES = ("exercise", "solution", "solution-start", "solution-end")
 ROLES = ("doc", "ref", "numref", "cite:p", "cite:t", "math")
+_SPAN = "tools.myst.span"  # token.meta key: (start, end) of the token in its block's inline text
 
 # Block tokens Jupyter renders like the site (or that this module rewrites itself).
 _PLAIN_BLOCKS = {
@@ -151,9 +153,17 @@ class Part:
 
 
 def parser(repo: Path = REPO) -> MarkdownIt:
-    """markdown-it as myst-parser configures it for this book (`_config.yml`'s MyST extensions)."""
+    """markdown-it as myst-parser configures it for this book (`_config.yml`'s MyST extensions).
+
+    Its inline rules also note, on every token they make, where it came from (`_SPAN`): the
+    converter rewrites roles and links where the parser found them, never where a search of the
+    raw text would (a role quoted in a code span is code)."""
     extensions = set((load_config(repo).get("parse") or {}).get("myst_enable_extensions") or [])
-    return create_md_parser(MdParserConfig(enable_extensions=extensions), RendererHTML)
+    md = create_md_parser(MdParserConfig(enable_extensions=extensions), RendererHTML)
+    ruler = md.inline.ruler
+    for name, rule in zip(ruler.get_active_rules(), ruler.getRules(""), strict=True):
+        ruler.at(name, _noting_spans(rule))
+    return md
 
 
 @dataclass
@@ -466,41 +476,82 @@ def _reject_unsupported(tokens: list[Token], md: MarkdownIt, where: str) -> None
 def _inline_edits(
     source: str, tokens: list[Token], starts: list[int], context: Context, where: str
 ) -> list[tuple[int, int, str]]:
-    """(start, end, replacement) for every role of the top-level blocks of `source` (directive
-    bodies are converted on their own). The parser says which roles there are, in reading order;
-    each is found in the source from a cursor that also steps over code spans, math and code
-    blocks, so a role's text quoted in code is never touched."""
+    """(start, end, replacement) for every role and relative link of `source`'s blocks (directive
+    bodies are converted on their own). Where each is comes from the parser: its span in the inline
+    text of its block (`_SPAN`), mapped back onto the source lines by `_line_offsets`; so a role's
+    text quoted in a code span, math or a code block is never touched."""
+    lines = source.split("\n")
+    columns: dict[int, int] = {}  # line -> where the next inline text on it may start (a table row's cells)
     edits = []
-    cursor = 0
     for token in tokens:
-        if token.map is not None:
-            cursor = max(cursor, starts[token.map[0]])
-        if token.type in ("fence", "colon_fence", "code_block", "math_block", "amsmath", "html_block"):
-            cursor = max(cursor, starts[token.map[1]] - 1 if token.map else cursor)
+        if token.type != "inline":
             continue
+        offsets = _line_offsets(token, lines, starts, columns)
         for child in token.children or []:
-            if child.type in ("code_inline", "math_inline", "math_inline_double"):
-                cursor = _skip(source, child.content, cursor)
-            elif child.type in ("link_open", "image") and _is_relative(href := _href(child)):
-                # A link to another page of the book ([the references](references.md)): to the site.
-                # The cursor stays: the link's text, before its target, may hold roles.
-                at = source.find(f"]({href}", cursor)
-                if at < 0:
-                    raise MystError(
-                        where, f"the link target {href!r}", "could not be located (a reference-style link?)"
-                    )
-                edits.append((at + 2, at + 2 + len(href), _page_link(href, child.type, context, where)))
-            elif child.type == "myst_role":
-                name = child.meta["name"]
-                at = source.find(f"{{{name}}}`", cursor)
-                if at < 0:
-                    raise MystError(where, f"the role {{{name}}}`{child.content}`", "could not be located")
-                ticks_at = at + len(name) + 2
-                n = len(source[ticks_at:]) - len(source[ticks_at:].lstrip("`"))  # its number of backticks
-                end = source.find("`" * n, ticks_at + n + len(child.content.strip()))
-                edits.append((at, end + n, _role(name, child.content, context, where)))
-                cursor = end + n
+            relative_link = child.type in ("link_open", "image") and _is_relative(_href(child))
+            if child.type != "myst_role" and not relative_link:
+                continue
+            if offsets is None or _SPAN not in child.meta:
+                what = f"the role {{{child.meta.get('name')}}}`{child.content}`" if not relative_link else _href(child)
+                raise MystError(where, what, "could not be located in the cell's source")
+            start, end = (_source_offset(token.content, offsets, i) for i in child.meta[_SPAN])
+            if child.type == "myst_role":
+                edits.append((start, end, _role(child.meta["name"], child.content, context, where)))
+                continue
+            # A link to another page of the book ([the references](references.md)): to the site.
+            href = _href(child)
+            at = source.rfind(f"]({href}", start, end)
+            if at < 0:
+                raise MystError(where, f"the link target {href!r}", "could not be located (a reference-style link?)")
+            edits.append((at + 2, at + 2 + len(href), _page_link(href, child.type, context, where)))
     return edits
+
+
+def _noting_spans(rule):
+    """An inline rule that also notes, on each token it makes, the span of the inline text it read."""
+
+    def rule_noting_spans(state: StateInline, silent: bool) -> bool:
+        start, before, pending = state.pos, len(state.tokens), bool(state.pending)
+        ok = rule(state, silent)
+        if ok and not silent:
+            made = state.tokens[before:]
+            if pending and made and made[0].type == "text":
+                made = made[1:]  # the text read before this rule, flushed by its first push
+            for token in made:
+                token.meta.setdefault(_SPAN, (start, state.pos))  # tokens of a link's text keep their own
+        return ok
+
+    return rule_noting_spans
+
+
+def _line_offsets(token: Token, lines: list[str], starts: list[int], columns: dict[int, int]) -> list[int] | None:
+    """Where each line of an inline token's text starts in the source (None: not found).
+
+    A block's inline text is its source lines less their markers (``> ``, a list item's indent,
+    ``## ``, a table's pipes) and the outer white space: each line is found in its source line,
+    as the line's end (a paragraph) or else at or after the column of the previous cell."""
+    if token.map is None:
+        return None
+    offsets = []
+    for i, text in enumerate(token.content.split("\n")):
+        n = token.map[0] + i
+        if n >= len(lines):
+            return None
+        line, after = lines[n], columns.get(n, 0)
+        col = len(line.rstrip()) - len(text.rstrip())
+        if col < after or line[col:].rstrip() != text.rstrip():
+            col = line.find(text, after)
+        if col < 0:
+            return None
+        columns[n] = col + len(text)
+        offsets.append(starts[n] + col)
+    return offsets
+
+
+def _source_offset(content: str, offsets: list[int], i: int) -> int:
+    """The source offset of character `i` of an inline text whose lines start at `offsets`."""
+    line_start = content.rfind("\n", 0, i) + 1
+    return offsets[content.count("\n", 0, i)] + i - line_start
 
 
 def _href(token: Token) -> str:
@@ -519,11 +570,6 @@ def _page_link(href: str, kind: str, context: Context, where: str) -> str:
         what = "image" if kind == "image" else "link"
         raise MystError(where, f"the relative {what} {href!r}", "points at no page of the book (Colab cannot open it)")
     return context.book.page_url(docname, anchor)
-
-
-def _skip(source: str, content: str, cursor: int) -> int:
-    at = source.find(content, cursor)
-    return cursor if at < 0 else at + len(content)
 
 
 def _apply(source: str, edits: list[tuple[int, int, str]], a: int, b: int) -> str:

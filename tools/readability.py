@@ -1,6 +1,6 @@
 """Measure how readable a built site is, page by page, in headless Chromium (issue 21).
 
-    python tools/readability.py [_build/html] [--page book/05_masking_decoding ...] [--json out.json] [--check]
+    python -m tools.readability [_build/html] [--page book/05_masking_decoding ...] [--json out.json] [--check]
 
 Every page is opened at 1280 x 900 CSS px (one Chromium driven by Selenium, the site served on
 localhost, as tests/test_browser.py does) and measured as a reader sees it:
@@ -36,7 +36,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import yaml
+from tools.common import toc_docnames
 
 WINDOW = (1280, 900)
 MIN_PX = 9.0
@@ -242,23 +242,9 @@ def chromium(width: int = WINDOW[0], height: int = WINDOW[1]) -> Iterator[object
 
 def pages(html: Path) -> list[str]:
     """The pages to measure: the build's ``_toc.yml`` (root first), else every page of ``html``."""
-    toc_file = html.resolve().parents[1] / "_toc.yml"
-    if toc_file.is_file():
-        toc = yaml.safe_load(toc_file.read_text(encoding="utf-8"))
-        found = [str(toc["root"])]
-
-        def walk(node):
-            if isinstance(node, dict):
-                if "file" in node:
-                    found.append(str(node["file"]))
-                for value in node.values():
-                    walk(value)
-            elif isinstance(node, list):
-                for item in node:
-                    walk(item)
-
-        walk({k: v for k, v in toc.items() if k != "root"})
-        return [str(Path(d).with_suffix("")) for d in found if (html / Path(d).with_suffix(".html")).is_file()]
+    repo = html.resolve().parents[1]
+    if (repo / "_toc.yml").is_file():
+        return [d for d in toc_docnames(repo) if (html / f"{d}.html").is_file()]
     skip = ("_static", "_sources", "_images", "mathjax")
     return sorted(
         p.relative_to(html).with_suffix("").as_posix()
@@ -329,7 +315,7 @@ def summary(docname: str, seen: dict, min_px: float = MIN_PX) -> tuple[str, bool
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m tools.readability", description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "html", nargs="?", default="_build/html", type=Path, help="the built site (default _build/html)"
     )

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Point the whole book at another repository and/or branch or tag, or check that it points where
 `_config.yml` says.
 
@@ -14,10 +13,10 @@ Every chapter's first code cell (CONTRIBUTING.md) installs, in Colab only,
 ``cs224n-transformers-lib[pretrained]``). The notebook a reader opens and the `lib` it installs
 therefore always come from the same commit: a chapter can never outgrow a pinned release.
 
-    python tools/retarget.py --repo https://github.com/me/my-fork   # a fork, same branch
-    python tools/retarget.py --ref v1.0        # a release: build the site from tag v1.0
-    python tools/retarget.py                   # rewrite the setup cells from _config.yml
-    python tools/retarget.py --check           # change nothing; exit 1 if a cell or an edition is off
+    python -m tools.retarget --repo https://github.com/me/my-fork   # a fork, same branch
+    python -m tools.retarget --ref v1.0        # a release: build the site from tag v1.0
+    python -m tools.retarget                   # rewrite the setup cells from _config.yml
+    python -m tools.retarget --check           # change nothing; exit 1 if a cell or an edition is off
 
 Moving updates `_config.yml` (url and branch, and `html.baseurl` when the site is the repository's
 GitHub Pages site), the project URLs in `pyproject.toml`, the setup cell of every chapter
@@ -38,10 +37,8 @@ from pathlib import Path
 
 import nbformat
 
-if __package__ in (None, ""):  # run as a script: python tools/retarget.py
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from tools import editions  # noqa: E402
-from tools.common import (  # noqa: E402
+from tools import editions
+from tools.common import (
     REPO,
     SETUP_TAG,
     distribution_name,
@@ -178,7 +175,9 @@ def move(repo: Path, url: str | None, ref: str | None) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="python -m tools.retarget",
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--repo", help="the book's repository URL, e.g. https://github.com/me/my-fork")
     parser.add_argument("--ref", help="the branch or tag the Colab button opens and the setup cells install")

@@ -1,9 +1,8 @@
-#!/usr/bin/env python3
 """Write the student version of every chapter: plain Jupyter markdown, one cell per exercise and per
 answer, solutions stripped, outputs cleared.
 
-    python tools/student_versions.py                       # every chapter -> student/NN_slug.ipynb
-    python tools/student_versions.py --out handout book/02_self_attention.ipynb
+    python -m tools.student_versions                       # every chapter -> student/NN_slug.ipynb
+    python -m tools.student_versions --out handout book/02_self_attention.ipynb
 
 Every markdown cell goes through `tools/myst.py` (the student edition), so Jupyter and Colab show
 numbered exercises ("Exercise 3.2 · Title"), links and citations to the site, and no raw MyST.
@@ -36,10 +35,8 @@ import nbformat
 from nbconvert.preprocessors import ClearOutputPreprocessor
 from nbgrader.preprocessors import ClearSolutions
 
-if __package__ in (None, ""):  # run as a script: python tools/student_versions.py
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from tools.common import REPO, chapters  # noqa: E402
-from tools.myst import Book, Context, Part, convert, directives  # noqa: E402
+from tools.common import REPO, chapters
+from tools.myst import Book, Context, Part, convert, directives
 
 TEXT_STUB = ClearSolutions.text_stub.default_value  # "YOUR ANSWER HERE"
 CODE_STUB = ClearSolutions().code_stub["python"]  # "# YOUR CODE HERE\nraise NotImplementedError()"
@@ -169,7 +166,7 @@ def write_student_versions(notebooks: list[Path], out: Path, repo: Path = REPO) 
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m tools.student_versions", description=__doc__.split("\n\n")[0])
     parser.add_argument("notebooks", nargs="*", type=Path, help="chapter notebooks (default: every book/NN_*.ipynb)")
     parser.add_argument(
         "--out",

@@ -1,7 +1,6 @@
-#!/usr/bin/env python3
 """A term's site without solutions: a build option, and the Sphinx extension that makes it work.
 
-    python tools/term_site.py                    # writes _config.term.yml (git-ignored is fine)
+    python -m tools.term_site                    # writes _config.term.yml (git-ignored is fine)
     jupyter-book build . -W -n --keep-going --config _config.term.yml
 
 ``_config.term.yml`` is ``_config.yml`` with sphinx-exercise's ``hide_solutions: true`` and this
@@ -24,10 +23,6 @@ from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.transforms import SphinxTransform
 from sphinx.util.docutils import SphinxDirective
-
-if __package__ in (None, ""):  # run as a script: python tools/term_site.py
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from tools.common import REPO  # noqa: E402
 
 
 class hidden_solution_start(nodes.Element):
@@ -103,7 +98,11 @@ def term_config(config: dict) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    # Imported here, not above: the site build loads this module as the extension `term_site`, with
+    # only the tools folder on sys.path (`local_extensions`), where the package `tools` is not found.
+    from tools.common import REPO
+
+    parser = argparse.ArgumentParser(prog="python -m tools.term_site", description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--source", type=Path, default=REPO / "_config.yml", help="the book's config (default: _config.yml)"
     )

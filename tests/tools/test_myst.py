@@ -187,3 +187,30 @@ def test_the_site_hides_nbgrader_solution_markers() -> None:
     shown, printed = (b.astext() for b in doc.findall(nodes.literal_block))
     assert shown == "def f(x):\n    return x\n"
     assert printed == code  # outputs are left alone
+
+
+def test_a_code_span_that_wraps_a_line_and_quotes_a_role_stays_code(reader: Context) -> None:
+    """The parser's code span, not a search of the raw text, says where code is: a code span broken
+    across lines (its content then has a space where the source has a newline) is left as it is,
+    and the real role after it is the one converted."""
+    source = "Write `` {doc}`x`\nlike`` this, see {doc}`04_multi_head`."
+    link = f"[4. Multi-head attention]({site_url()}book/04_multi_head.html)"
+    assert to_jupyter(source, context=reader) == f"Write `` {{doc}}`x`\nlike`` this, see {link}."
+
+
+def test_roles_are_found_in_lists_blockquotes_headings_and_tables(reader: Context) -> None:
+    site = site_url()
+    link = f"[4. Multi-head attention]({site}book/04_multi_head.html)"
+    source = (
+        "## A `{doc}` heading {doc}`04_multi_head` ##\n\n"
+        "> quoted `{doc}`x``\n> and {doc}`04_multi_head`\n\n"
+        "- an item `a\n  {doc}`x`` and\n  {doc}`04_multi_head`\n\n"
+        "| `{doc}`x`` | {doc}`04_multi_head` |\n|---|---|\n| {doc}`04_multi_head` | `{doc}`y`` |"
+    )
+    expected = (
+        f"## A `{{doc}}` heading {link} ##\n\n"
+        f"> quoted `{{doc}}`x``\n> and {link}\n\n"
+        f"- an item `a\n  {{doc}}`x`` and\n  {link}\n\n"
+        f"| `{{doc}}`x`` | {link} |\n|---|---|\n| {link} | `{{doc}}`y`` |"
+    )
+    assert to_jupyter(source, context=reader) == expected

@@ -1,6 +1,6 @@
 """The Colab editions (colab/, tools/editions.py) and the student versions, as Jupyter renders them.
 
-- every notebook of the book has an edition, and it is up to date (`python tools/editions.py`);
+- every notebook of the book has an edition, and it is up to date (`python -m tools.editions`);
 - an edition's code cells are the chapter's, cell for cell (so nbval need not run them twice);
 - the Colab button of every notebook page opens the edition at `repository.branch`, the ref that
   the edition's setup cell installs `lib` from;
@@ -55,7 +55,7 @@ def _render(path: Path) -> BeautifulSoup:
 
 def test_every_edition_is_up_to_date(book: Book) -> None:
     problems = editions.problems(REPO, book)
-    assert not problems, "run `python tools/editions.py`:\n" + "\n".join(problems)
+    assert not problems, "run `python -m tools.editions`:\n" + "\n".join(problems)
 
 
 @pytest.mark.parametrize("page", PAGES, ids=_ids(PAGES))

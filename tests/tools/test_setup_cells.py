@@ -70,7 +70,7 @@ def test_setup_cell_matches_config(chapter: Path) -> None:
     cell = nb.cells[i]
     expected = expected_setup_source(extras=setup_extras(cell.source))
     assert cell.source.rstrip() == expected, (
-        f"{chapter.name}: the first code cell must be exactly (run `python tools/retarget.py`):\n"
+        f"{chapter.name}: the first code cell must be exactly (run `python -m tools.retarget`):\n"
         f"{expected}\n--- found ---\n{cell.source}"
     )
     assert SETUP_TAG in cell.metadata.get("tags", []), f"{chapter.name}: the setup cell needs the tag {SETUP_TAG!r}"

@@ -287,7 +287,7 @@ class FillRuntimes(SphinxPostTransform):
             text += f" Over the seed sweep ({n_text} seeds per chapter, run with "
         summary += nodes.Text(text)
         if swept[1]:
-            summary += nodes.literal("python tools/sweep.py", "python tools/sweep.py")
+            summary += nodes.literal("python -m tools.sweep", "python -m tools.sweep")
             summary += nodes.Text(
                 f"), {swept[0]} of the {swept[1]} claims and checks of the chapters held on every seed."
             )
@@ -636,7 +636,7 @@ def colab_button_opens_the_edition(app: Sphinx, pagename, templatename, context,
 
     The ref stays `repository.branch`, the one the edition's setup cell installs `lib` from. A
     notebook page without an edition is a warning, so a `-W` build fails until
-    `python tools/editions.py` has been run.
+    `python -m tools.editions` has been run.
     """
     branch = (app.config.html_theme_options or {}).get("repository_branch") or "main"
     for group in context.get("header_buttons") or []:
@@ -648,7 +648,7 @@ def colab_button_opens_the_edition(app: Sphinx, pagename, templatename, context,
                 from sphinx.util import logging
 
                 logging.getLogger(__name__).warning(
-                    f"{pagename}: no Colab edition {edition.relative_to(app.srcdir)}; run `python tools/editions.py`"
+                    f"{pagename}: no Colab edition {edition.relative_to(app.srcdir)}; run `python -m tools.editions`"
                 )
                 continue
             button["url"] = colab_edition_url(button["url"], branch, pagename)

@@ -1,9 +1,9 @@
 """The seed sweep: run chapters over N seeds and record, for every claim, on how many it held.
 
-    python tools/sweep.py                  # every chapter, SEED = 0 … 9, one job per core
-    python tools/sweep.py 04 06 --seeds 10 # only chapters 4 and 6 (the others' entries are kept)
-    python tools/sweep.py --check          # changes nothing; fails if the sweep file is stale
-    python tools/sweep.py 06 --first 100 --out _build/shifted-seeds.json   # SEED = 100 … 109, elsewhere
+    python -m tools.sweep                  # every chapter, SEED = 0 … 9, one job per core
+    python -m tools.sweep 04 06 --seeds 10 # only chapters 4 and 6 (the others' entries are kept)
+    python -m tools.sweep --check          # changes nothing; fails if the sweep file is stale
+    python -m tools.sweep 06 --first 100 --out _build/shifted-seeds.json   # SEED = 100 … 109, elsewhere
 
 Each chapter is executed exactly as a reader runs it, with papermill setting its ``SEED`` (the cell
 tagged ``parameters``) to each seed in turn; nothing else changes. Every claim and check the run
@@ -200,10 +200,10 @@ def problems(sweep: dict, numbers: list[str] | None = None, min_seeds: int = DEF
             continue
         entry = sweep.get("chapters", {}).get(number)
         if entry is None:
-            found.append(f"chapter {number} ({path.name}) has no sweep entry: run python tools/sweep.py {number}")
+            found.append(f"chapter {number} ({path.name}) has no sweep entry: run python -m tools.sweep {number}")
             continue
         if entry["code_sha256"] != code_sha256(path):
-            found.append(f"chapter {number}: its code changed since it was swept: run python tools/sweep.py {number}")
+            found.append(f"chapter {number}: its code changed since it was swept: run python -m tools.sweep {number}")
         n = len(entry["seeds"])
         if n < min_seeds:
             found.append(f"chapter {number}: swept over {n} seeds, fewer than {min_seeds}")

@@ -110,7 +110,7 @@ def test_shifted_seeds_go_to_another_file_never_to_the_ledger(capsys) -> None:
 
 def test_every_chapter_is_swept_fresh_and_every_claim_held_on_every_seed() -> None:
     """book/claims_sweep.json is fresh: every chapter swept over >= 10 seeds since its code last changed,
-    and every claim and check held on every seed. If this fails, run `python tools/sweep.py NN`."""
+    and every claim and check held on every seed. If this fails, run `python -m tools.sweep NN`."""
     found = sweep.problems(sweep.load())
     assert not found, "the seed sweep is stale or failing:\n" + "\n".join(found)
 

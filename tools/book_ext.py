@@ -37,8 +37,8 @@ pybtex's alpha labels ("[VSP+17]"): the bibliography style ``authoryear`` regist
 (`_config.yml` sets ``bibtex_default_style: authoryear``).
 
 **Progress bars.** The kernels that the build starts get tqdm's own switch ``TQDM_DISABLE=1``: no live
-bars, and `lib.train` prints its progress bar once, in its final state, which a static page shows as
-one clean line. A live tqdm widget needs a running kernel; Jupyter and Colab readers still get one.
+bars, and `lib.train` prints one plain line per run instead (steps, seconds, last loss and metrics),
+with no bar glyphs on the page. A live tqdm widget needs a running kernel; Jupyter and Colab readers still get one.
 
 **The Colab button opens the Colab edition.** Every notebook page's Colab button opens
 `colab/NN_slug.ipynb` (plain Jupyter markdown, written by `tools/editions.py`) at

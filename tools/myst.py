@@ -44,13 +44,15 @@ API (stable; `tools/student_versions.py`, `tools/editions.py` and nbgrader tooli
     raw_myst(text)                                      # raw MyST left in a text, as messages
 
 `notebook_to_jupyter` converts every markdown cell and leaves every code cell's source as it is; in
-the reader edition a gated solution's code cells are collapsed (``metadata.jupyter.source_hidden``).
+the reader edition a gated solution's code cells are collapsed (``metadata.jupyter.source_hidden`` for
+JupyterLab, ``metadata.cellView = "form"`` for Colab) and lose nbgrader's solution markers.
 The student edition (one cell per exercise, an answer cell below it) is `tools/student_versions.py`.
 """
 
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -303,6 +305,16 @@ def join(parts: list[Part], edition: str = "reader") -> str:
     return "\n\n".join(p.markdown for p in keep if p.markdown)
 
 
+# the same lines that the site hides (tools/book_ext.py, hide_solution_markers)
+SOLUTION_MARKER = re.compile(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*\n?", re.MULTILINE)
+
+
+def without_solution_markers(source: str) -> str:
+    """A code cell's source without nbgrader's ``### BEGIN SOLUTION`` / ``### END SOLUTION`` lines."""
+    code = SOLUTION_MARKER.sub("", source)
+    return code if source.endswith("\n") else code.rstrip("\n")
+
+
 def notebook_to_jupyter(
     nb: nbformat.NotebookNode, *, book: Book, docname: str, edition: str = "reader", where: str | None = None
 ) -> nbformat.NotebookNode:
@@ -310,7 +322,9 @@ def notebook_to_jupyter(
 
     A markdown cell that converts to nothing (a ``solution-end`` gate, a comment) is dropped. In the
     reader edition, the code cells of a gated solution (between ``solution-start`` and
-    ``solution-end``) are collapsed: ``metadata.jupyter.source_hidden`` (JupyterLab, Colab).
+    ``solution-end``) are collapsed, for JupyterLab (``metadata.jupyter.source_hidden``) and for Colab
+    (``metadata.cellView = "form"``: Colab ignores the former), and lose nbgrader's
+    ``### BEGIN/END SOLUTION`` marker lines, which only the student versions need.
     """
     out = copy.deepcopy(nb)
     where = where or f"{docname}.ipynb"
@@ -320,6 +334,8 @@ def notebook_to_jupyter(
         if cell.cell_type != "markdown":
             if cell.cell_type == "code" and in_solution and edition == "reader":
                 cell.metadata.setdefault("jupyter", {})["source_hidden"] = True
+                cell.metadata["cellView"] = "form"
+                cell.source = without_solution_markers(cell.source)
             cells.append(cell)
             continue
         context = Context(book, docname, edition, f"{where}, cell {i}")

@@ -17,7 +17,8 @@ MyST                                   Jupyter markdown
 ```` ````{solution-end} ````          ``solution-end`` are the solution); student: removed
 ```` ```{note} ```` (any admonition)   a blockquote headed **Note** (or the admonition's title)
 ``{doc}`04_multi_head```              a link to the page on the published site, titled as on the site
-``{ref}`ex-04-x```                    a link to the page and anchor on the site ("Exercise 4.2")
+``{ref}`ex-04-x```                    a link to the page and anchor on the site ("Exercise 4.2"); within
+                                       its own notebook, to the anchor ``#ex-04-x`` there
 ``{cite:p}`key```, ``{cite:t}`key```  "(Vaswani et al., 2017)", "Vaswani et al. (2017)", linked to the
                                        References page; the labels are the site's (2020a, 2020b, ...)
 ``(label)=``                          an anchor ``<a id="label"></a>``
@@ -638,10 +639,10 @@ def _role(name: str, content: str, context: Context, where: str) -> str:
             text = title or f"Exercise {ex.number}"
             if name == "numref" and title:
                 text = title.replace("%s", ex.number).replace("{number}", ex.number)
-            return f"[{text}]({book.page_url(ex.docname, label)})"
+            return f"[{text}]({_anchor_url(book, context, ex.docname, label)})"
         if label in book.targets and name == "ref":
             docname, heading = book.targets[label]
-            return f"[{title or heading}]({book.page_url(docname, label)})"
+            return f"[{title or heading}]({_anchor_url(book, context, docname, label)})"
         raise MystError(where, f"the role {{{name}}}`{content}`", "names a label that no page defines")
     if name in ("cite:p", "cite:t"):
         keys = [k.strip() for k in content.split(",") if k.strip()]
@@ -655,6 +656,11 @@ def _role(name: str, content: str, context: Context, where: str) -> str:
             links.append(f"[{text}]({book.page_url(book.references_doc, f'cite-{key}')})")
         return f"({'; '.join(links)})" if name == "cite:p" else ", ".join(links)
     raise MystError(where, f"the role {{{name}}}`{content}`")
+
+
+def _anchor_url(book: Book, context: Context, docname: str, label: str) -> str:
+    """``#label`` within the notebook itself (its editions carry the anchor), else the page on the site."""
+    return f"#{label}" if docname == context.docname else book.page_url(docname, label)
 
 
 def _blockquote(heading: str, body: str) -> str:

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import json
+import re
 import types
 from pathlib import Path
 from urllib.parse import urldefrag
@@ -163,6 +164,23 @@ def test_student_versions_render_without_raw_myst_and_with_numbered_exercises(
     links = _check_rendered(path, soup, book, f"book/{page.stem}")
     _check_links(path, links, book)
     assert not soup.find_all("details"), f"{path.name}: a solution survives in a <details> block"
+
+
+@pytest.mark.parametrize("page", PAGES, ids=_ids(PAGES))
+def test_links_within_an_edition_go_to_its_own_anchors(page: Path) -> None:
+    """A reference to an exercise (or target) of the same notebook is ``#label``, and the edition has it."""
+    nb = nbformat.read(editions.edition_path(page), as_version=4)
+    text = "\n".join(cell.source for cell in nb.cells if cell.cell_type == "markdown")
+    anchors = set(re.findall(r'<a id="([^"]+)"></a>', text))
+    local = {
+        str(child.attrGet("href"))[1:]
+        for token in MarkdownIt("commonmark").parse(text)
+        for child in token.children or []
+        if child.type == "link_open" and str(child.attrGet("href")).startswith("#")
+    }
+    assert local <= anchors, f"{page.name}: links to anchors the edition lacks: {sorted(local - anchors)}"
+    here = f"{editions.docname(page)}.html#"
+    assert here not in text, f"{page.name}: a link to the site for an anchor of this very notebook"
 
 
 @pytest.mark.site

@@ -39,6 +39,7 @@ from pathlib import Path
 from tools.common import toc_docnames
 
 WINDOW = (1280, 900)
+PHONE_MAX_WIDTH = 640  # narrower than this, the window is emulated as a phone
 MIN_PX = 9.0
 CHROMIUM = ("/usr/bin/chromium", "chromium", "chromium-browser", "google-chrome")
 DRIVER = ("/usr/bin/chromedriver", "chromedriver")
@@ -235,8 +236,13 @@ def chromium(width: int = WINDOW[0], height: int = WINDOW[1]) -> Iterator[object
         driver.set_page_load_timeout(PAGE_TIMEOUT_S)
         driver.set_script_timeout(PAGE_TIMEOUT_S)
         # --window-size sets the outer window; make the page's own viewport the width we measure at.
+        # Below a desktop's width a headless window cannot shrink enough (it has a minimum width):
+        # emulate the phone itself (its viewport, and the page's <meta name="viewport">).
+        if width < PHONE_MAX_WIDTH:
+            metrics = {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": True}
+            driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", metrics)
         inner = driver.execute_script("return window.innerWidth")
-        if inner != width:
+        if inner != width and width >= PHONE_MAX_WIDTH:
             driver.set_window_size(2 * width - inner, height)
         yield driver
     finally:

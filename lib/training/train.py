@@ -257,7 +257,9 @@ def train(
     with _training_mode(model), bar:
         for step in range(first, steps + 1):
             batch = next_batch(step).to(device)
-            loss, grad_norm, used_lr = _step(wrapped, batch, loss_fn, loss_kw, params, optimizer, scheduler, max_norm)
+            loss, grad_norm, used_lr = train_step(
+                wrapped, batch, loss_fn, loss_kw, params, optimizer, scheduler, max_norm
+            )
             if grad_norm is None:
                 warnings.warn(f"training diverged at step {step} (loss = {loss.item()}); stopping", stacklevel=2)
                 break
@@ -348,7 +350,7 @@ def _training_mode(model: nn.Module) -> Iterator[None]:
         model.train(was_training)
 
 
-def _step(
+def train_step(
     model: nn.Module,
     batch: Batch | LMBatch,
     loss_fn: Callable[..., Tensor],

@@ -258,7 +258,7 @@ class FillRuntimes(SphinxPostTransform):
                 seen[claim["statement"]] = occurrence + 1
                 # a chapter by its number (a narrow column: the statement gets the width), an appendix by its title
                 chapter = nodes.reference("", m.group(1).lstrip("0") if m else title, internal=True, refuri=uri)
-                statement = nodes.reference("", claim["statement"], internal=True, refuri=f"{uri}#{claim['anchor']}")
+                statement = nodes.reference("", claim.get("shown", claim["statement"]), internal=True, refuri=f"{uri}#{claim['anchor']}")
                 values = nodes.literal(claim["values"], claim["values"]) if claim["values"] else nodes.Text("")
                 over_seeds = nodes.Text("not swept" if key not in sweep and m is None else "—")
                 if entry is not None:
@@ -417,6 +417,7 @@ def collect_claims(app: Sphinx, doctree: nodes.document) -> None:
             {
                 "kind": claim.kind,
                 "statement": claim.statement,
+                "shown": node.get("statement_shown", claim.statement),  # in the page's language
                 "values": claim.shown_values,
                 "held": claim.holds,
                 "anchor": anchor,
@@ -659,6 +660,7 @@ def colab_button_opens_the_edition(app: Sphinx, pagename, templatename, context,
 def setup(app: Sphinx) -> dict:
     # For every kernel this build starts (they inherit the environment): see lib.training.train.
     os.environ.setdefault("TQDM_DISABLE", "1")
+    app.setup_extension("i18n_ext")  # the Chinese edition: tools/i18n_ext.py
     _register_author_year_style()
     register_claim_renderer()
     app.add_node(runtime_placeholder)

@@ -37,8 +37,11 @@ _LOCK = BUILD / "site-build.lock"
 # Generous: the build executes every chapter; CI as a whole has 30 minutes.
 BUILD_TIMEOUT_S = 45 * 60
 
-# One id for the whole run: pytest-xdist gives every worker of a run the same PYTEST_XDIST_TESTRUNUID.
-_RUN_ID = os.environ.get("PYTEST_XDIST_TESTRUNUID") or uuid.uuid4().hex
+# One id for the whole run: pytest-xdist gives every worker of a run the same PYTEST_XDIST_TESTRUNUID
+# (without xdist, the repository's conftest.py sets BOOK_TEST_RUN).
+_RUN_ID = os.environ.get("PYTEST_XDIST_TESTRUNUID") or os.environ.get("BOOK_TEST_RUN") or uuid.uuid4().hex
+NBVAL_RUNS = BUILD / ".nbval-runs" / _RUN_ID  # the repository's conftest.py: notebooks nbval ran
+NOTEBOOK_WAIT_S = 30 * 60
 
 
 def in_ci() -> bool:
@@ -103,6 +106,21 @@ class SiteBuild:
             pytest.fail("the site build failed (see test_site.py); last lines of its log:\n" + self.stdout[-4000:])
 
 
+def _wait_for_the_notebooks() -> None:
+    """Wait until nbval has run every notebook this run collected (each then is in the execution
+    cache, or failed), so that the site build executes none of them again. A run without notebooks
+    (e.g. `pytest tests/test_site.py`) does not wait: its site build executes them."""
+    import time
+
+    try:
+        expected = json.loads((NBVAL_RUNS / "expected.json").read_text())
+    except (OSError, ValueError):
+        return
+    deadline = time.monotonic() + NOTEBOOK_WAIT_S
+    while time.monotonic() < deadline and not all((NBVAL_RUNS / f"{n}.done").exists() for n in expected):
+        time.sleep(2)
+
+
 def _build_site() -> SiteBuild:
     import time
 
@@ -111,9 +129,11 @@ def _build_site() -> SiteBuild:
     env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
     shutil.rmtree(HTML, ignore_errors=True)
     shutil.rmtree(EXECUTED, ignore_errors=True)
+    _wait_for_the_notebooks()
     start = time.perf_counter()
     proc = subprocess.run(
-        [jupyter_book(), "build", str(REPO), "-W", "-n", "--keep-going", "--all"],
+        # Both languages, from the execution cache that nbval filled in this run (emptied at its start).
+        [sys.executable, "-m", "tools.site", "--keep-cache"],
         cwd=REPO,
         env=env,
         stdout=subprocess.PIPE,
@@ -126,7 +146,8 @@ def _build_site() -> SiteBuild:
 
 @pytest.fixture(scope="session")
 def site_build() -> SiteBuild:
-    """`jupyter-book build . -W -n --keep-going --all` into _build/, once per pytest run.
+    """`python -m tools.site` (the README's build command) into _build/, once per pytest run: the
+    English site (`jupyter-book build . -W -n --keep-going --all`) and the Chinese one in _build/html/zh/.
 
     Why `--all` (Sphinx's fresh environment): an incremental build re-reads only changed pages, and
     the warnings of unchanged pages are not emitted again, so a second `-W` build after a failed one

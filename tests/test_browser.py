@@ -49,6 +49,7 @@ CHROMIUM_FLAGS = (*CHROMIUM_FLAGS, "--window-size=1280,900")
 PAGE_TIMEOUT_S = 60
 CHAPTER = re.compile(r"^book/\d\d_[^/]+$")
 PAGES = toc_docnames()  # every page of the book, in the order of `_toc.yml`
+ZH_PAGES = [f"zh/{d}" for d in PAGES]  # the Chinese site (_build/html/zh/), the same pages
 
 
 @pytest.fixture(scope="module")
@@ -131,7 +132,7 @@ def _console_errors(driver) -> list[str]:
     return [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE"]
 
 
-@pytest.mark.parametrize("docname", PAGES)
+@pytest.mark.parametrize("docname", PAGES + ZH_PAGES)
 def test_page_renders_cleanly(docname: str, browser, site_url: str) -> None:
     page = HTML / f"{docname}.html"
     assert page.is_file(), f"{docname} is in _toc.yml but {page} was not built"
@@ -218,7 +219,7 @@ def test_chapter_buttons_and_solutions(docname: str, browser, site_url: str) -> 
 # --- Readable at the column's width (issue 21): tools/readability.py's measurements, as a test ----------
 
 
-@pytest.mark.parametrize("docname", PAGES)
+@pytest.mark.parametrize("docname", PAGES + ZH_PAGES)
 def test_page_is_readable_at_the_column_width(docname: str, browser, site_url: str) -> None:
     """Every SVG figure's text renders at >= 9 CSS px, no figure is a raster image, and no output block,
     display equation scrolls sideways, in a 1280-px window."""

@@ -1,9 +1,10 @@
 """The whole site builds with Sphinx warnings as errors, and its key pages exist.
 
 The build (conftest.py's session fixture `site_build`) runs the README's build command,
-`jupyter-book build <repo> -W -n --keep-going`, plus `--all`, and executes every chapter notebook once
-more (execute_notebooks: force). It builds into the default `_build/` folder, once per pytest run;
-test_site_content.py, test_browser.py and test_student.py read the same build.
+`python -m tools.site`: `jupyter-book build <repo> -W -n --keep-going --all`, which executes every
+chapter notebook once more (into an emptied execution cache), then the Chinese site, from the same
+cache, into `_build/html/zh/`. It builds into the default `_build/` folder, once per pytest run;
+test_site_content.py, test_site_zh.py, test_browser.py and test_student.py read the same build.
 
 Deselect with `pytest -m "not site"`.
 """
@@ -18,7 +19,8 @@ from conftest import HTML, SiteBuild  # the build itself is conftest.py's sessio
 @pytest.mark.site
 def test_site_builds_without_warnings(site_build: SiteBuild) -> None:
     assert site_build.returncode == 0, (
-        "jupyter-book build -W -n --keep-going --all failed; last lines of its log:\n" + site_build.stdout[-8000:]
+        "python -m tools.site (both languages, -W -n --keep-going) failed; last lines of its log:\n"
+        + site_build.stdout[-8000:]
     )
     assert (HTML / "index.html").is_file()
     assert (HTML / "book" / "intro.html").is_file()

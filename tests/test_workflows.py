@@ -46,7 +46,7 @@ def _steps(workflow: dict) -> list[dict]:
 def _readme_command(which: str) -> str:
     """The README's build or test command (the fenced line that ends with it)."""
     text = (REPO / "README.md").read_text(encoding="utf-8")
-    ending = {"build": "jupyter-book build . -W -n --keep-going", "test": ".venv/bin/python -m pytest -n 2"}[which]
+    ending = {"build": ".venv/bin/python -m tools.site", "test": ".venv/bin/python -m pytest -n 2"}[which]
     found = [
         l.strip() for l in text.splitlines() if l.strip().startswith("python3 -m venv") and l.strip().endswith(ending)
     ]

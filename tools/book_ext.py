@@ -258,7 +258,9 @@ class FillRuntimes(SphinxPostTransform):
                 seen[claim["statement"]] = occurrence + 1
                 # a chapter by its number (a narrow column: the statement gets the width), an appendix by its title
                 chapter = nodes.reference("", m.group(1).lstrip("0") if m else title, internal=True, refuri=uri)
-                statement = nodes.reference("", claim.get("shown", claim["statement"]), internal=True, refuri=f"{uri}#{claim['anchor']}")
+                statement = nodes.reference(
+                    "", claim.get("shown", claim["statement"]), internal=True, refuri=f"{uri}#{claim['anchor']}"
+                )
                 values = nodes.literal(claim["values"], claim["values"]) if claim["values"] else nodes.Text("")
                 over_seeds = nodes.Text("not swept" if key not in sweep and m is None else "—")
                 if entry is not None:
@@ -622,15 +624,17 @@ def dedupe_scripts(app: Sphinx, pagename, templatename, context, doctree) -> Non
 
 
 EDITIONS_FOLDER = "colab"  # tools/editions.py writes the Colab editions there
+EDITION_FOLDERS = {"en": EDITIONS_FOLDER, "zh_CN": f"{EDITIONS_FOLDER}/zh"}  # ... and the Chinese ones
 
 
-def colab_edition_url(button_url: str, branch: str, pagename: str) -> str:
+def colab_edition_url(button_url: str, branch: str, pagename: str, folder: str = EDITIONS_FOLDER) -> str:
     """The theme's Colab URL of a page, `.../github/ORG/REPO/blob/BRANCH/book/NN_slug.ipynb`, made to
-    open the page's Colab edition at the same branch: `.../blob/BRANCH/colab/NN_slug.ipynb`."""
+    open the page's Colab edition at the same branch: `.../blob/BRANCH/colab/NN_slug.ipynb`
+    (`colab/zh/NN_slug.ipynb` on the Chinese site)."""
     head, found, _ = button_url.partition("/blob/")
     if not found:
         raise ValueError(f"button_url: expected a Colab URL with /blob/BRANCH/PATH, got {button_url!r}")
-    return f"{head}/blob/{branch}/{EDITIONS_FOLDER}/{Path(pagename).name}.ipynb"
+    return f"{head}/blob/{branch}/{folder}/{Path(pagename).name}.ipynb"
 
 
 def colab_button_opens_the_edition(app: Sphinx, pagename, templatename, context, doctree) -> None:
@@ -646,7 +650,8 @@ def colab_button_opens_the_edition(app: Sphinx, pagename, templatename, context,
         for button in group.get("buttons") or []:
             if button.get("text") != "Colab" or not button.get("url"):
                 continue
-            edition = Path(app.srcdir, EDITIONS_FOLDER, f"{Path(pagename).name}.ipynb")
+            folder = EDITION_FOLDERS.get(getattr(app.config, "language", None) or "en", EDITIONS_FOLDER)
+            edition = Path(app.srcdir, folder, f"{Path(pagename).name}.ipynb")
             if not edition.is_file():
                 from sphinx.util import logging
 
@@ -654,13 +659,14 @@ def colab_button_opens_the_edition(app: Sphinx, pagename, templatename, context,
                     f"{pagename}: no Colab edition {edition.relative_to(app.srcdir)}; run `python -m tools.editions`"
                 )
                 continue
-            button["url"] = colab_edition_url(button["url"], branch, pagename)
+            button["url"] = colab_edition_url(button["url"], branch, pagename, folder)
 
 
 def setup(app: Sphinx) -> dict:
     # For every kernel this build starts (they inherit the environment): see lib.training.train.
     os.environ.setdefault("TQDM_DISABLE", "1")
     app.setup_extension("i18n_ext")  # the Chinese edition: tools/i18n_ext.py
+    app.setup_extension("notebook_downloads")  # every chapter to run at home: tools/notebook_downloads.py
     _register_author_year_style()
     register_claim_renderer()
     app.add_node(runtime_placeholder)

@@ -10,7 +10,9 @@ included. The Colab button of each page (tools/book_ext.py) opens its edition at
 ``repository.branch``, the ref that the setup cell installs `lib` from: both come from
 `_config.yml`, so the notebook and its `lib` are one commit.
 
-The editions are committed, so that Colab can open them from GitHub. After editing a chapter (or
+The Chinese editions, `colab/zh/NN_slug.ipynb`, are the same conversion of the chapter with its prose
+translated by the catalogs of `locale/zh_CN` (tools/i18n.py) and links to the Chinese site; their
+code cells are the chapter's. The editions are committed, so that Colab can open them from GitHub. After editing a chapter (or
 `_config.yml`), run ``python -m tools.editions``; `tests/tools/test_editions.py` and
 ``python -m tools.retarget --check`` fail while an edition is out of date. Never edit `colab/`
 by hand.
@@ -29,11 +31,14 @@ from tools.myst import Book, notebook_to_jupyter
 
 FOLDER = "colab"
 GENERATED = "tools/editions.py"
+# The Chinese editions (colab/zh/), from the same chapters and the catalogs of locale/zh_CN
+# (tools/i18n.py): the prose in Chinese, every code cell identical.
+LANGUAGES = {"en": FOLDER, "zh_CN": f"{FOLDER}/zh"}
 
 
-def edition_path(notebook: Path, repo: Path = REPO) -> Path:
-    """book/NN_slug.ipynb -> colab/NN_slug.ipynb."""
-    return repo / FOLDER / Path(notebook).name
+def edition_path(notebook: Path, repo: Path = REPO, language: str = "en") -> Path:
+    """book/NN_slug.ipynb -> colab/NN_slug.ipynb (colab/zh/NN_slug.ipynb in Chinese)."""
+    return repo / LANGUAGES[language] / Path(notebook).name
 
 
 def docname(notebook: Path, repo: Path = REPO) -> str:
@@ -44,6 +49,8 @@ def colab_edition(nb: nbformat.NotebookNode, *, book: Book, docname: str) -> nbf
     """The Colab edition of one notebook of the book (a new notebook)."""
     out = notebook_to_jupyter(nb, book=book, docname=docname, edition="reader")
     out.metadata["book"] = {"edition": "colab", "source": f"{docname}.ipynb", "generated_by": GENERATED}
+    if book.language != "en":
+        out.metadata["book"]["language"] = book.language
     for cell in out.cells:
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
@@ -57,41 +64,50 @@ def render(notebook: Path, book: Book, repo: Path = REPO) -> str:
     return nbformat.writes(colab_edition(nb, book=book, docname=docname(notebook, repo))) + "\n"
 
 
+def _books(repo: Path, book: Book | None) -> list[Book]:
+    """The English book (or `book`) and the Chinese one."""
+    english = book or Book.load(repo)
+    return [english] + [Book.load(repo, language) for language in LANGUAGES if language != english.language]
+
+
 def problems(repo: Path = REPO, book: Book | None = None) -> list[str]:
     """Every edition that is missing, out of date or left over, as messages (empty: all good)."""
-    book = book or Book.load(repo)
     found = []
     pages = notebooks(repo)
-    for notebook in pages:
-        target = edition_path(notebook, repo)
-        name = target.relative_to(repo)
-        if not target.exists():
-            found.append(f"{name}: missing (run `python -m tools.editions`)")
-        elif target.read_text(encoding="utf-8") != render(notebook, book, repo):
-            found.append(f"{name}: out of date with {notebook.relative_to(repo)} (run `python -m tools.editions`)")
-    expected = {edition_path(p, repo) for p in pages}
-    for stray in sorted((repo / FOLDER).glob("*.ipynb")):
-        if stray not in expected:
-            found.append(f"{stray.relative_to(repo)}: no notebook of the book has this name (delete it)")
+    for edition_book in _books(repo, book):
+        language = edition_book.language
+        for notebook in pages:
+            target = edition_path(notebook, repo, language)
+            name = target.relative_to(repo)
+            if not target.exists():
+                found.append(f"{name}: missing (run `python -m tools.editions`)")
+            elif target.read_text(encoding="utf-8") != render(notebook, edition_book, repo):
+                found.append(f"{name}: out of date with {notebook.relative_to(repo)} (run `python -m tools.editions`)")
+        expected = {edition_path(p, repo, language) for p in pages}
+        for stray in sorted((repo / LANGUAGES[language]).glob("*.ipynb")):
+            if stray not in expected:
+                found.append(f"{stray.relative_to(repo)}: no notebook of the book has this name (delete it)")
     return found
 
 
 def write(repo: Path = REPO, book: Book | None = None) -> list[Path]:
     """Write every edition that differs; remove editions of notebooks that are gone. Returns the changes."""
-    book = book or Book.load(repo)
-    (repo / FOLDER).mkdir(exist_ok=True)
     changed = []
     pages = notebooks(repo)
-    for notebook in pages:
-        target, text = edition_path(notebook, repo), render(notebook, book, repo)
-        if not target.exists() or target.read_text(encoding="utf-8") != text:
-            target.write_text(text, encoding="utf-8")
-            changed.append(target)
-    expected = {edition_path(p, repo) for p in pages}
-    for stray in sorted((repo / FOLDER).glob("*.ipynb")):
-        if stray not in expected:
-            stray.unlink()
-            changed.append(stray)
+    for edition_book in _books(repo, book):
+        folder = repo / LANGUAGES[edition_book.language]
+        folder.mkdir(parents=True, exist_ok=True)
+        for notebook in pages:
+            target = edition_path(notebook, repo, edition_book.language)
+            text = render(notebook, edition_book, repo)
+            if not target.exists() or target.read_text(encoding="utf-8") != text:
+                target.write_text(text, encoding="utf-8")
+                changed.append(target)
+        expected = {edition_path(p, repo, edition_book.language) for p in pages}
+        for stray in sorted(folder.glob("*.ipynb")):
+            if stray not in expected:
+                stray.unlink()
+                changed.append(stray)
     return changed
 
 

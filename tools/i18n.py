@@ -21,6 +21,8 @@ when its translation is. ``check`` also asks of every translation what a reviewe
 from __future__ import annotations
 
 import argparse
+import functools
+import json
 import re
 import subprocess
 import sys
@@ -39,14 +41,16 @@ LOCALE = REPO / "locale"
 CATALOGS = LOCALE / LANGUAGE / "LC_MESSAGES"
 GLOSSARY = LOCALE / "glossary.yml"
 GETTEXT = REPO / "_build" / "gettext"
+STATEMENTS_DOMAIN = "claim-statements"  # tools/i18n_ext.py reads this catalog
 
 # Markup that a translation must carry over unchanged (as a multiset).
-_ROLE = re.compile(r"\{[a-zA-Z][\w:+-]*\}`[^`]*`")
+_ROLE = re.compile(r"(?<!`)\{[a-zA-Z][\w:+-]*\}`[^`]*`")  # not `{x}` quoted in code
 _DISPLAY_MATH = re.compile(r"\$\$.+?\$\$", re.S)
 _MATH = re.compile(r"(?<![\\$])\$(?!\$)(?:\\.|[^$\\])+?\$")
 _CODE = re.compile(r"(?<![`}])(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.S)
 _URL = re.compile(r"https?://[^\s)>\]]+")
 _NUMBERED = re.compile(r"^(\d+)\. ")
+_MATH_BLOCK = re.compile(r"^\s*\\begin\{|^\n")  # a display-math block's message ($$ dropped by gettext)
 
 
 @dataclass(frozen=True)
@@ -81,10 +85,18 @@ def messages(catalog: Catalog) -> list[Message]:
     return [m for m in catalog if m.id]
 
 
+def _role_target(role: str) -> str:
+    """A role as a translation must keep it: ``{doc}`chapter 2 <02_x>``` -> ``{doc}`<02_x>``` (an
+    explicit title is prose, and is translated); other roles whole."""
+    title_and_target = re.fullmatch(r"(\{[^}]+\}`)[^`<]*?\s*<([^>`]+)>`", role)
+    return f"{title_and_target.group(1)}<{title_and_target.group(2)}>`" if title_and_target else role
+
+
 def markup(text: str) -> list[str]:
     """The roles, math, inline code and links of `text`, sorted (what a translation must keep)."""
-    found = []
-    for pattern in (_ROLE, _DISPLAY_MATH):
+    found = [_role_target(role) for role in _ROLE.findall(text)]
+    text = _ROLE.sub(" ", text)
+    for pattern in (_DISPLAY_MATH,):
         found += pattern.findall(text)
         text = pattern.sub(" ", text)
     found += [m.group(0) for m in _CODE.finditer(text)]
@@ -117,7 +129,7 @@ def message_problems(message: Message, terms: Iterable[Term] = ()) -> list[str]:
     number = _NUMBERED.match(source)
     if number and not translation.startswith(f"{number.group(1)}\\. "):
         found.append(f"a numbered heading's translation must start with '{number.group(1)}\\. '")
-    english = prose(source)
+    english = prose(source) if not _MATH_BLOCK.match(source) else ""  # a $$ block: its \text{} is math
     for term in terms:
         if term.pattern.search(english) and term.zh not in translation:
             found.append(f"glossary: {term.en!r} is {term.zh!r}")
@@ -134,6 +146,8 @@ def page_problems(path: Path, terms: list[Term] | None = None) -> list[str]:
         where = f"{page}:{m.lineno}"
         found += [f"{where}: {p}: {m.id[:60]!r}" for p in message_problems(m, terms)]
     translated = [m for m in entries if m.string and not m.fuzzy]
+    if page == STATEMENTS_DOMAIN:  # claim boxes, not prose: their pages explain the terms
+        return found
     for term in (t for t in terms if t.explain):
         uses_english = any(term.pattern.search(prose(m.id)) for m in entries)
         if not uses_english:
@@ -144,20 +158,80 @@ def page_problems(path: Path, terms: list[Term] | None = None) -> list[str]:
     return found
 
 
+@functools.cache
+def _translation_table(path: Path, mtime: float) -> dict[str, str]:
+    return {m.id: m.string for m in messages(read_catalog(path)) if m.string and not m.fuzzy and m.id != m.string}
+
+
+def translations(docname: str, language: str = LANGUAGE, repo: Path = REPO) -> dict[str, str]:
+    """English message -> translation, for page `docname` (its catalog's translated messages)."""
+    path = repo / "locale" / language / "LC_MESSAGES" / f"{docname}.po"
+    return _translation_table(path, path.stat().st_mtime) if path.exists() else {}
+
+
+def translate_markdown(markdown: str, table: dict[str, str]) -> str:
+    """A MyST markdown text with each message of `table` replaced by its translation.
+
+    A message is the text of one paragraph, heading, list item, table cell or title as the site's
+    gettext saw it: its words, with the line breaks of the source as spaces. Each is found in the
+    text as those words separated by any whitespace (longest messages first, so a short message is
+    never matched inside a longer one), and replaced. Used for the editions that are notebooks (Colab,
+    students), so that they read as the Chinese site does.
+    """
+    for source in sorted(table, key=len, reverse=True):
+        words = source.split()
+        if not words:
+            continue
+        pattern = re.compile(r"(?<![\w`$])" + r"\s+".join(map(re.escape, words)) + r"(?![\w`$])")
+        translated = table[source]
+        markdown = pattern.sub(lambda _m, t=translated: t, markdown)
+    return markdown
+
+
+def write_statements_template(out: Path = GETTEXT / f"{STATEMENTS_DOMAIN}.pot") -> int:
+    """The claim statements of the seed sweep (every claim and check the chapters make), one message
+    each, as a template: the Chinese pages draw each claim box with the statement's translation."""
+    from babel.messages.pofile import write_po
+
+    ledger = json.loads((REPO / "book" / "claims_sweep.json").read_text(encoding="utf-8"))
+    template = Catalog(project="Transformers, Executed", charset="utf-8")
+    for key, entry in sorted(ledger["chapters"].items()):
+        for claim in entry.get("claims", []):
+            template.add(claim["statement"], locations=[(f"book/claims_sweep.json#{key}", 0)])
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("wb") as f:
+        write_po(f, template, width=0, omit_header=False)
+    return len(template)
+
+
 def extract() -> None:
     """Refresh the catalogs from the English sources: a gettext build, then ``sphinx-intl update``.
 
     Kept translations stay; a changed message comes back fuzzy or untranslated; a removed one is
-    dropped. The build does not execute the notebooks (messages come from markdown only).
+    dropped. The build does not execute the notebooks (messages come from markdown only); the claim
+    statements come from the seed sweep's ledger.
     """
     subprocess.run(
         [sys.executable, "-m", "tools.site", "--gettext"],
         cwd=REPO,
         check=True,
     )
+    write_statements_template()
     subprocess.run(
-        [sys.executable, "-m", "sphinx_intl", "update", "-p", str(GETTEXT), "-l", LANGUAGE, "-d", str(LOCALE),
-         "-w", "0"],
+        [
+            sys.executable,
+            "-m",
+            "sphinx_intl",
+            "update",
+            "-p",
+            str(GETTEXT),
+            "-l",
+            LANGUAGE,
+            "-d",
+            str(LOCALE),
+            "-w",
+            "0",
+        ],
         cwd=REPO,
         check=True,
     )

@@ -4,9 +4,8 @@ The English site is ``_build/html/``, the Chinese one ``_build/html/zh/`` (``pyt
 built from the same sources with the catalogs of ``locale/zh_CN/`` (``python -m tools.i18n``).
 Sphinx translates every paragraph, heading and table cell by itself; this extension adds:
 
-- **exercise titles as messages**: sphinx-exercise's ``{exercise} Title`` keeps its title in a
-  node without a source line, which Sphinx's gettext skips ("built-in message"): the title gets
-  its exercise's source and line, so it is extracted and translated like any heading;
+- **exercise titles as messages**: sphinx-exercise's ``{exercise} Title`` is not a message for
+  Sphinx's gettext; the titles join their page's catalog and are translated from it;
 - **claims in the reader's language**: each claim box (`lib.claim`) is drawn again from its data
   (``CLAIM_MIME``) with the statement from the catalog ``claim-statements`` (the statements of
   the seed sweep, ``book/claims_sweep.json``); the Claims appendix lists the same words;
@@ -17,12 +16,14 @@ Sphinx translates every paragraph, heading and table cell by itself; this extens
 from __future__ import annotations
 
 import html
+import re
 from pathlib import Path
 
 from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.locale import init as init_locale
 from sphinx.transforms import SphinxTransform
+from sphinx.util.i18n import docname_to_domain
 
 from lib.book.claims import CheckedClaim
 
@@ -36,22 +37,85 @@ def language(app: Sphinx) -> str:
     return app.config.language if app.config.language in LANGUAGES else "en"
 
 
-class ExerciseTitleMessages(SphinxTransform):
-    """Give each exercise title its exercise's source line, so that gettext extracts it (and the
-    translation replaces it). Runs before Sphinx's `Locale` transform (priority 20)."""
+def _title_source(subtitle: nodes.Element) -> str:
+    """An exercise title as its MyST source wrote it (math as ``$...$``, code in backticks)."""
+    parts = []
+    for child in subtitle.children:
+        if isinstance(child, nodes.math):
+            parts.append(f"${child.astext()}$")
+        elif isinstance(child, nodes.literal):
+            parts.append(f"`{child.astext()}`")
+        else:
+            parts.append(child.astext())
+    return "".join(parts)
+
+
+def _title_nodes(text: str) -> list[nodes.Node]:
+    """A translated title as nodes: ``$...$`` becomes math, ```...``` code, the rest text."""
+    found: list[nodes.Node] = []
+    for piece in re.split(r"(\$[^$]+\$|`[^`]+`)", text):
+        if piece.startswith("$") and piece.endswith("$") and len(piece) > 1:
+            found.append(nodes.math(piece[1:-1], piece[1:-1]))
+        elif piece.startswith("`") and piece.endswith("`") and len(piece) > 1:
+            found.append(nodes.literal(piece[1:-1], piece[1:-1]))
+        elif piece:
+            found.append(nodes.Text(piece))
+    return found
+
+
+class ExerciseTitles(SphinxTransform):
+    """Exercise titles in the build's language (before Sphinx's `Locale` transform, priority 20).
+
+    sphinx-exercise's ``{exercise} Title`` is not a message for Sphinx's gettext (its title node has
+    no source line, and the post-transforms rebuild it); `extract_exercise_titles` adds each title to
+    the page's catalog, and here the title, and the registry's copy that solution titles are made
+    from, get the catalog's translation.
+    """
 
     default_priority = 10
 
     def apply(self, **kwargs) -> None:
         from sphinx_exercise.nodes import exercise_subtitle
 
-        for subtitle in self.document.findall(exercise_subtitle):
-            holder = subtitle.parent
-            while holder is not None and not holder.source:
-                holder = holder.parent
-            subtitle.source = holder.source if holder is not None else self.document["source"]
-            subtitle.line = holder.line if holder is not None and holder.line else 1
-            subtitle.rawsource = subtitle.rawsource or subtitle.astext()
+        if language(self.app) == "en":
+            return
+        dirs = [str(Path(self.app.srcdir, d)) for d in self.config.locale_dirs]
+        domain = docname_to_domain(self.env.docname, self.config.gettext_compact)
+        catalog, has_catalog = init_locale(dirs, self.config.language, domain)
+        if not has_catalog:
+            return
+        registry = getattr(self.env, "sphinx_exercise_registry", {})
+        for subtitle in list(self.document.findall(exercise_subtitle)):
+            source = _title_source(subtitle)
+            translated = catalog.gettext(source)
+            if translated == source:
+                continue
+            exercise = subtitle.parent.parent if subtitle.parent is not None else None
+            copies = [subtitle]
+            entry = registry.get(exercise.get("label")) if exercise is not None else None
+            if entry is not None:
+                copies += list(entry["node"].findall(exercise_subtitle))
+            for copy in copies:
+                copy.children = []
+                copy.extend(_title_nodes(translated))
+
+
+def extract_exercise_titles(app: Sphinx, doctree: nodes.document, docname: str) -> None:
+    """For the gettext builder: each exercise title of the page becomes a message of its catalog."""
+    if app.builder.name != "gettext":
+        return
+    from sphinx_exercise.nodes import exercise_subtitle
+
+    source = app.env.doc2path(docname)
+    for entry in getattr(app.env, "sphinx_exercise_registry", {}).values():
+        if entry.get("docname") != docname:
+            continue
+        for subtitle in entry["node"].findall(exercise_subtitle):
+            text = _title_source(subtitle)
+            message = nodes.paragraph(text, text)
+            message.source, message.line = str(source), entry["node"].line or 1
+            message.uid = ""  # the catalog adds only nodes with a uid (versioning's; none here)
+            doctree.append(message)
 
 
 def _statements(app: Sphinx):
@@ -112,8 +176,8 @@ def language_switch(app: Sphinx, pagename: str, templatename: str, context: dict
 
 
 def setup(app: Sphinx) -> dict:
-    app.add_transform(ExerciseTitleMessages)
+    app.add_transform(ExerciseTitles)
+    app.connect("doctree-resolved", extract_exercise_titles)
     app.connect("doctree-read", translate_claims, priority=400)  # before book_ext's collect_claims
     app.connect("html-page-context", language_switch)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
-

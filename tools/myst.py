@@ -85,6 +85,28 @@ ADMONITIONS = {
     "seealso": "See also",
     "admonition": "",  # the title is the argument
 }
+# The words the converter writes itself, per language (the Chinese edition: tools/i18n.py translates
+# the prose; these are what the site's themes and sphinx-exercise write in each language).
+WORDS = {
+    "en": {
+        "exercise": "Exercise {number}",
+        "solution": "Solution to Exercise {number}",
+        "solution_code": "The code cell below is one solution (collapsed): try the exercise before you open it.",
+        "stop": ".",
+        "admonitions": ADMONITIONS,
+    },
+    "zh_CN": {
+        "exercise": "练习 {number}",
+        "solution": "练习 {number} 的解答",
+        "solution_code": "下面的代码单元是一种解答（已折叠）：先自己做，再打开它。",
+        "stop": "。",
+        "admonitions": {
+            "note": "注意", "tip": "提示", "hint": "提示", "important": "重要", "warning": "警告",
+            "caution": "小心", "attention": "注意", "danger": "危险", "error": "错误", "seealso": "另请参阅",
+            "admonition": "",
+        },
+    },
+}  # fmt: skip
 EXERCISE_DIRECTIVES = ("exercise", "solution", "solution-start", "solution-end")
 ROLES = ("doc", "ref", "numref", "cite:p", "cite:t", "math")
 _SPAN = "tools.myst.span"  # token.meta key: (start, end) of the token in its block's inline text
@@ -133,10 +155,16 @@ class Exercise:
     docname: str
     number: str
     title: str
+    language: str = "en"
+
+    @property
+    def name(self) -> str:
+        """ "Exercise 4.2" ("练习 4.2" in Chinese)."""
+        return WORDS[self.language]["exercise"].format(number=self.number)
 
     @property
     def heading(self) -> str:
-        return f"Exercise {self.number}" + (f" · {self.title}" if self.title else "")
+        return self.name + (f" · {self.title}" if self.title else "")
 
 
 @dataclass(frozen=True)
@@ -181,14 +209,30 @@ class Book:
     targets: dict[str, tuple[str, str]]  # (label)= targets: label -> (docname, text of the heading after it)
     citations: dict[str, Citation] = field(default_factory=dict)
     references_doc: str = "book/references"
+    language: str = "en"  # "zh_CN": the Chinese edition (prose from locale/zh_CN, links to the Chinese site)
 
     @classmethod
-    def load(cls, repo: Path = REPO) -> Book:
-        book = cls(repo, site_url(repo), parser(repo), {}, {}, {})
+    def load(cls, repo: Path = REPO, language: str = "en") -> Book:
+        if language not in WORDS:
+            raise ValueError(f"language must be one of {sorted(WORDS)}, got {language!r}")
+        site = site_url(repo) + ("" if language == "en" else "zh/")
+        book = cls(repo, site, parser(repo), {}, {}, {}, language=language)
         for docname in toc_docnames(repo):
             book._read_page(docname)
         book.citations = _citations(repo)
         return book
+
+    @property
+    def words(self) -> dict:
+        return WORDS[self.language]
+
+    def translate(self, markdown: str, docname: str) -> str:
+        """A markdown cell of page `docname` in the book's language (tools/i18n.py's catalogs)."""
+        if self.language == "en":
+            return markdown
+        from tools.i18n import translate_markdown, translations
+
+        return translate_markdown(markdown, translations(docname, self.language, self.repo))
 
     def _read_page(self, docname: str) -> None:
         path = self.repo / f"{docname}.ipynb"
@@ -197,6 +241,7 @@ class Book:
             sources = [c.source for c in nb.cells if c.cell_type == "markdown"]
         else:
             sources = [(self.repo / f"{docname}.md").read_text(encoding="utf-8")]
+        sources = [self.translate(source, docname) for source in sources]
         chapter = _chapter(docname)
         k = 0
         pending: str | None = None
@@ -219,7 +264,7 @@ class Book:
                     label = options.get("label")
                     number = f"{chapter}.{k}" if chapter is not None else str(k)
                     if label:
-                        self.exercises[label] = Exercise(label, docname, number, title)
+                        self.exercises[label] = Exercise(label, docname, number, title, self.language)
         self.titles.setdefault(docname, PurePosixPath(docname).name)
 
     def page_url(self, docname: str, anchor: str = "") -> str:
@@ -319,7 +364,7 @@ def without_solution_markers(source: str) -> str:
 def notebook_to_jupyter(
     nb: nbformat.NotebookNode, *, book: Book, docname: str, edition: str = "reader", where: str | None = None
 ) -> nbformat.NotebookNode:
-    """A copy of `nb` with every markdown cell converted; code cells keep their sources.
+    """A copy of `nb` with every markdown cell converted (into `book`'s language); code cells keep their sources.
 
     A markdown cell that converts to nothing (a ``solution-end`` gate, a comment) is dropped. In the
     reader edition, the code cells of a gated solution (between ``solution-start`` and
@@ -340,7 +385,7 @@ def notebook_to_jupyter(
             cells.append(cell)
             continue
         context = Context(book, docname, edition, f"{where}, cell {i}")
-        parts = convert(cell.source, context=context)
+        parts = convert(book.translate(cell.source, docname), context=context)
         for part in parts:
             if part.kind == "solution-start":
                 in_solution = True
@@ -636,7 +681,7 @@ def _role(name: str, content: str, context: Context, where: str) -> str:
         title, label = _title_and_target(content)
         if label in book.exercises:
             ex = book.exercises[label]
-            text = title or f"Exercise {ex.number}"
+            text = title or ex.name
             if name == "numref" and title:
                 text = title.replace("%s", ex.number).replace("{number}", ex.number)
             return f"[{text}]({_anchor_url(book, context, ex.docname, label)})"
@@ -676,7 +721,7 @@ def _directive_part(token: Token, context: Context, where: str) -> Part:
     inner = Context(context.book, context.docname, context.edition, where)
     converted = to_jupyter(body, context=inner) if body.strip() else ""
     if name in ADMONITIONS:
-        heading = argument if name == "admonition" else ADMONITIONS[name]
+        heading = argument if name == "admonition" else context.book.words["admonitions"][name]
         if name != "admonition" and argument:  # e.g. ```{note} The first line is body text
             converted = to_jupyter(argument, context=inner) + ("\n\n" + converted if converted else "")
         heading = _inline(heading, inner) if heading else ""
@@ -694,9 +739,9 @@ def _directive_part(token: Token, context: Context, where: str) -> Part:
     ex = context.book.exercises.get(label)
     if ex is None:
         raise MystError(where, f"the directive {{{name}}} {label}", "names no exercise of the book")
-    summary = f"Solution to Exercise {ex.number}"
+    summary = context.book.words["solution"].format(number=ex.number)
     if name == "solution-start":
-        text = f"**{summary}.** The code cell below is one solution (collapsed): try the exercise before you open it."
+        text = f"**{summary}{context.book.words['stop']}** {context.book.words['solution_code']}"
         return Part("solution-start", text, label)
     return Part("solution", f"<details>\n<summary>{summary}</summary>\n\n{converted}\n\n</details>", label)
 

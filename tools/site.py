@@ -30,6 +30,7 @@ CACHE = BUILD / ".jupyter_cache"
 ZH = "zh_CN"
 ZH_HTML = HTML / "zh"
 SITE_STRINGS = REPO / "locale" / ZH / "site.yml"
+ZH_BUILD_MARKER = "=== tools.site: the Chinese site, from the execution cache, into _build/html/zh ==="
 
 
 def jupyter_book() -> str:
@@ -38,9 +39,11 @@ def jupyter_book() -> str:
     return str(here) if here.exists() else (shutil.which("jupyter-book") or "jupyter-book")
 
 
-def build_english(*, all_pages: bool = True) -> int:
-    """``jupyter-book build . -W -n --keep-going`` after clearing the execution cache."""
-    shutil.rmtree(CACHE, ignore_errors=True)
+def build_english(*, all_pages: bool = True, keep_cache: bool = False) -> int:
+    """``jupyter-book build . -W -n --keep-going`` after clearing the execution cache (unless
+    `keep_cache`: the test suite fills it with the notebooks as nbval ran them, see conftest.py)."""
+    if not keep_cache:
+        shutil.rmtree(CACHE, ignore_errors=True)
     cmd = [jupyter_book(), "build", str(REPO), "-W", "-n", "--keep-going"] + (["--all"] if all_pages else [])
     return subprocess.run(cmd, cwd=REPO).returncode
 
@@ -76,6 +79,7 @@ def build_sphinx_language(language: str, outdir: Path, builder: str = "html", wa
             "html_theme_options": {"search_bar_text": strings["search_bar_text"]},
             "html_baseurl": "https://cs224n-book.github.io/transformers-executed/zh/",
             "nb_execution_mode": "cache",
+            "nb_execution_cache_path": CACHE.as_posix(),
             "nb_execution_raise_on_error": True,
         }
     else:
@@ -102,12 +106,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.site", description=__doc__.split("\n")[0])
     parser.add_argument("--gettext", action="store_true", help="only extract the English messages (_build/gettext)")
     parser.add_argument("--language", choices=["both", "en", ZH], default="both")
+    parser.add_argument("--keep-cache", action="store_true", help="reuse the execution cache (the tests fill it)")
+    parser.add_argument("--out", type=Path, default=BUILD / "gettext", help="where --gettext writes (_build/gettext)")
     args = parser.parse_args(argv)
     if args.gettext:
-        return build_sphinx_language("en", BUILD / "gettext", builder="gettext", warningiserror=False)
-    if args.language in ("both", "en") and (code := build_english()) != 0:
+        return build_sphinx_language("en", args.out, builder="gettext", warningiserror=False)
+    if args.language in ("both", "en") and (code := build_english(keep_cache=args.keep_cache)) != 0:
         return code
     if args.language in ("both", ZH):
+        print(ZH_BUILD_MARKER, flush=True)
         return build_sphinx_language(ZH, ZH_HTML)
     return 0
 

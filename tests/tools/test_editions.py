@@ -127,7 +127,7 @@ def _check_rendered(path: Path, soup: BeautifulSoup, book: Book, docname: str) -
     shown = [a.find_parent("strong") or a.find_next("strong") for a in soup.select('a[id^="ex-"]')]
     headings = [" ".join(s.get_text().split()) for s in shown if s is not None]
     for ex in expected:
-        prefix = f"Exercise {ex.number}"
+        prefix = ex.name  # "Exercise 4.2" ("练习 4.2" in the Chinese editions)
         assert any(h.startswith(prefix) for h in headings), f"{path.name}: no visible heading {prefix!r}"
     if docname.split("/")[-1][:2].isdigit():
         n = chapter_number(docname.split("/")[-1])
@@ -150,6 +150,34 @@ def test_editions_render_without_raw_myst_and_with_numbered_exercises(page: Path
     links = _check_rendered(edition, soup, book, f"book/{page.stem}")
     _check_links(edition, links, book)
     assert soup.find_all("details"), f"{edition.name}: no solution in a <details> block"
+
+
+@pytest.fixture(scope="module")
+def zh_book() -> Book:
+    return Book.load(language="zh_CN")
+
+
+@pytest.mark.parametrize("page", PAGES, ids=_ids(PAGES))
+def test_the_chinese_editions_have_the_chapters_code_and_chinese_prose(page: Path, zh_book: Book) -> None:
+    """colab/zh/: the same code cells, the prose from the catalogs, no raw MyST, links to the Chinese site."""
+    chapter = nbformat.read(page, as_version=4)
+    path = editions.edition_path(page, language="zh_CN")
+    edition = nbformat.read(path, as_version=4)
+    assert [c.source for c in edition.cells if c.cell_type == "code"] == [
+        without_solution_markers(c.source) for c in chapter.cells if c.cell_type == "code"
+    ], f"{path.name}: the Chinese edition's code differs from the chapter's"
+    english = [
+        c.source[:80]
+        for c in edition.cells
+        if c.cell_type == "markdown"
+        and len(re.findall(r"[A-Za-z]", c.source)) > 40
+        and not re.search(r"[\u4e00-\u9fff]", c.source)
+    ]
+    assert not english, f"{path.name}: markdown cells without Chinese: {english[:3]}"
+    soup = _render(path)
+    links = _check_rendered(path, soup, zh_book, f"book/{page.stem}")
+    _check_links(path, links, zh_book)
+    assert all(url.startswith(zh_book.site) for url, _ in links)
 
 
 STUDENT = [p for p in PAGES if p.name[:2].isdigit()]

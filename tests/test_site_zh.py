@@ -1,0 +1,151 @@
+"""The Chinese site (`_build/html/zh/`, built by `python -m tools.site` from the catalogs of locale/zh_CN).
+
+Read from conftest.py's one site build (no browser; tests/test_browser.py opens the Chinese pages too):
+
+- every page of `_toc.yml` is there, at the same path as in English, marked ``lang="zh-CN"``, with a
+  Chinese title and Chinese prose, and the sidebar's parts in Chinese;
+- each page links to its English counterpart and the English page to it (and both files exist);
+- the lecture's terms are on their chapters: every glossary term the English page uses, the Chinese
+  page uses in Chinese;
+- exercise titles and claim statements read in Chinese;
+- Chinese search finds words (Sphinx's Chinese index, segmented by jieba): 注意力 is a term of the index;
+- the Chinese build executed no notebook (it read the English build's execution cache).
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from bs4 import BeautifulSoup
+
+from conftest import HTML, SiteBuild
+from tools.common import toc_docnames
+from tools.i18n import glossary, prose
+from tools.site import ZH_BUILD_MARKER
+
+pytestmark = pytest.mark.site
+
+ZH = HTML / "zh"
+PAGES = toc_docnames()
+CJK = re.compile(r"[\u4e00-\u9fff]")
+LATIN = re.compile(r"[A-Za-z]")
+
+
+def _soup(path) -> BeautifulSoup:
+    return BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
+
+
+def _prose_paragraphs(soup: BeautifulSoup) -> list[str]:
+    """The text of the article's paragraphs and list items written as prose (not code, outputs, math)."""
+    article = soup.select_one("article") or soup
+    found = []
+    for node in article.find_all(["p", "li"]):
+        if node.find_parent(class_=re.compile(r"cell_output|cell_input|highlight|math|claims-ledger")):
+            continue
+        for skip in node.select("code, .math, span.math, mjx-container, .cite"):
+            skip.decompose()
+        text = " ".join(node.get_text(" ").split())
+        if len(LATIN.findall(text)) >= 20:  # a sentence's worth of letters
+            found.append(text)
+    return found
+
+
+@pytest.fixture(scope="module")
+def built(site_build: SiteBuild) -> SiteBuild:
+    site_build.require_success()
+    return site_build
+
+
+@pytest.mark.parametrize("docname", PAGES)
+def test_every_page_is_in_chinese(docname: str, built) -> None:
+    page = ZH / f"{docname}.html"
+    assert page.is_file(), f"{page} was not built"
+    soup = _soup(page)
+    assert soup.html.get("lang") == "zh-CN"
+    assert CJK.search(soup.find("h1").get_text()), (
+        f"{docname}: the title is not Chinese: {soup.find('h1').get_text()!r}"
+    )
+    paragraphs = _prose_paragraphs(soup)
+    english = [p for p in paragraphs if not CJK.search(p)]
+    assert not english, f"{docname}: {len(english)} of {len(paragraphs)} paragraphs without Chinese, e.g. {english[:2]}"
+
+
+@pytest.mark.parametrize("docname", PAGES)
+def test_each_page_links_to_its_counterpart(docname: str, built) -> None:
+    for here, there in ((HTML, ZH), (ZH, HTML)):
+        soup = _soup(here / f"{docname}.html")
+        switch = soup.select_one("nav.language-switch a")
+        assert switch is not None, f"{here / docname}: no language switch"
+        target = ((here / docname).parent / switch["href"]).resolve()
+        assert target == (there / f"{docname}.html").resolve(), (switch["href"], target)
+        assert target.is_file()
+
+
+def test_the_sidebar_is_in_chinese(built) -> None:
+    soup = _soup(ZH / "book" / "intro.html")
+    captions = [
+        c.get_text().strip() for c in soup.select(".bd-sidebar-primary p.caption, .bd-sidebar-primary .caption-text")
+    ]
+    assert captions and all(CJK.search(c) for c in captions), captions
+    search = soup.find("input", attrs={"name": "q"})
+    assert search is not None and CJK.search(search.get("placeholder", "")), search
+
+
+@pytest.mark.parametrize("docname", PAGES)
+def test_the_lecture_terms_are_on_their_pages(docname: str, built) -> None:
+    english = " ".join(_prose_paragraphs(_soup(HTML / f"{docname}.html")))
+    chinese = _soup(ZH / f"{docname}.html").get_text()
+    missing = [t.zh for t in glossary() if t.pattern.search(prose(english)) and t.zh not in chinese]
+    assert not missing, f"{docname}: the English uses these terms, the Chinese page lacks {missing}"
+
+
+@pytest.mark.parametrize("docname", [d for d in PAGES if re.match(r"book/\d\d_", d)])
+def test_exercises_and_claims_read_in_chinese(docname: str, built) -> None:
+    soup = _soup(ZH / f"{docname}.html")
+    titles = [t.get_text(" ").strip() for t in soup.select("div.exercise p.admonition-title")]
+    assert titles and all(t.startswith("练习") for t in titles), titles
+    untranslated = [t for t in titles if "(" in t and not CJK.search(t.split("(", 1)[1])]
+    assert not untranslated, f"exercise titles still English: {untranslated}"
+    boxes = [
+        div.get_text(" ").strip()
+        for div in soup.select(".cell_output div")
+        if "论断" in div.get_text() or "核验" in div.get_text()
+    ]
+    english = [b for b in soup.select(".cell_output strong") if b.get_text().strip() in ("Claim:", "Check:")]
+    assert not english, f"{len(english)} claim box(es) still English"
+    assert boxes, "no claim box on the Chinese page"
+
+
+def test_chinese_search_finds_words(built) -> None:
+    index = (ZH / "searchindex.js").read_text(encoding="utf-8")
+    assert '"注意力"' in index, "the Chinese search index has no term 注意力 (is jieba installed?)"
+
+
+def test_the_chinese_build_executed_nothing(built) -> None:
+    log = built.stdout
+    assert ZH_BUILD_MARKER in log, "the build log has no Chinese part"
+    chinese = log.split(ZH_BUILD_MARKER, 1)[1]
+    assert "Executing notebook" not in chinese, "the Chinese build executed a notebook (a cache miss)"
+
+
+@pytest.mark.parametrize(("site", "folder"), [(HTML, "colab"), (ZH, "colab/zh")], ids=["en", "zh"])
+def test_each_site_offers_its_notebooks_to_run_locally(site, folder, built) -> None:
+    """The "Run it on your laptop" page links to a zip of the site's own notebooks, `lib` and requirements."""
+    import zipfile
+
+    from tools.common import REPO
+    from tools.notebook_downloads import ZIP_NAME
+
+    page = _soup(site / "book" / "run_locally.html")
+    link = page.select_one("a.notebook-downloads")
+    assert link is not None, "no download link on the page"
+    target = ((site / "book") / link["href"]).resolve()
+    assert target == (site / "_downloads" / ZIP_NAME).resolve() and target.is_file()
+    names = set(zipfile.ZipFile(target).namelist())
+    notebooks = {f"transformers-executed/notebooks/{p.name}" for p in (REPO / folder).glob("*.ipynb")}
+    assert notebooks and notebooks <= names
+    for needed in ("lib/__init__.py", "pyproject.toml", "README.md", "requirements.txt"):
+        assert f"transformers-executed/{needed}" in names, needed
+    requirements = zipfile.ZipFile(target).read("transformers-executed/requirements.txt").decode()
+    assert "torch==" in requirements and "jupyterlab" in requirements and "-e ." in requirements

@@ -1,0 +1,117 @@
+"""The Chinese edition's catalogs (locale/zh_CN): complete, faithful to the English, one term per concept.
+
+- every page of `_toc.yml` has a catalog, and the claim statements of the seed sweep have theirs;
+- no message is untranslated or fuzzy: an English edit is not done until its Chinese is;
+- each translation keeps its English's roles, math, inline code and links, and a numbered heading
+  keeps its number (``3\\. ``);
+- the glossary (`locale/glossary.yml`) holds: an English term's message uses its one Chinese term,
+  and each page gives the English once beside it;
+- the catalogs hold exactly the messages the English sources have now (no stale catalog).
+
+The checks are `tools.i18n`'s, which a translator runs while working; here they run on every catalog.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from babel.messages.catalog import Message
+
+from tools.common import REPO, toc_docnames
+from tools.i18n import (
+    CATALOGS,
+    STATEMENTS_DOMAIN,
+    catalogs,
+    glossary,
+    markup,
+    message_problems,
+    messages,
+    page_problems,
+    read_catalog,
+)
+
+PAGES = toc_docnames()
+TERMS = glossary()
+
+
+def test_every_page_and_the_claim_statements_have_a_catalog() -> None:
+    have = {p.relative_to(CATALOGS).with_suffix("").as_posix() for p in catalogs()}
+    assert set(PAGES) | {STATEMENTS_DOMAIN} <= have, sorted(set(PAGES) - have)
+
+
+@pytest.mark.parametrize("path", catalogs(), ids=lambda p: p.relative_to(CATALOGS).with_suffix("").as_posix())
+def test_every_message_is_translated_and_checked(path) -> None:
+    problems = page_problems(path, TERMS)
+    assert not problems, (
+        f"{len(problems)} problem(s); `python -m tools.i18n check {path.relative_to(REPO)}`:\n"
+        + "\n".join(problems[:40])
+    )
+
+
+def test_the_claim_statements_are_the_ledger_s() -> None:
+    """The statements catalog holds every statement of the seed sweep (the claims the pages show)."""
+    ledger = json.loads((REPO / "book" / "claims_sweep.json").read_text(encoding="utf-8"))
+    statements = {c["statement"] for entry in ledger["chapters"].values() for c in entry.get("claims", [])}
+    catalog = {m.id for m in messages(read_catalog(CATALOGS / f"{STATEMENTS_DOMAIN}.po"))}
+    assert statements - catalog == set(), "run `python -m tools.i18n extract`, then translate"
+
+
+@pytest.mark.slow
+def test_the_catalogs_hold_the_messages_the_english_has_now(tmp_path) -> None:
+    """A fresh extraction (a gettext build, ~20 s) finds no message the catalogs lack, and the
+    catalogs keep none it does not find: after an English edit, `python -m tools.i18n extract`."""
+    import subprocess
+    import sys
+
+    subprocess.run(
+        [sys.executable, "-m", "tools.site", "--gettext", "--out", str(tmp_path)],
+        cwd=REPO,
+        check=True,
+        capture_output=True,
+    )
+    for template in sorted(tmp_path.rglob("*.pot")):
+        page = template.relative_to(tmp_path).with_suffix("").as_posix()
+        fresh = {m.id for m in messages(read_catalog(template))}
+        kept = {m.id for m in messages(read_catalog(CATALOGS / f"{page}.po"))}
+        assert fresh == kept, (
+            f"{page}: the catalog is stale; `python -m tools.i18n extract` then translate: "
+            f"new {sorted(fresh - kept)[:3]}, gone {sorted(kept - fresh)[:3]}"
+        )
+
+
+def test_the_glossary_has_one_chinese_term_per_english_term() -> None:
+    english = [t.en for t in TERMS]
+    chinese = [t.zh for t in TERMS]
+    assert len(set(english)) == len(english)
+    assert len(set(chinese)) == len(chinese)
+
+
+# --- the checker itself, on small examples ------------------------------------------------------------
+
+
+def test_markup_lists_roles_math_code_and_links() -> None:
+    text = "See {cite:p}`vaswani2017` and $\\sqrt{d_k}$, `lib.claim(x)`, $$a$$ at https://x.org/a."
+    assert markup(text) == sorted(
+        ["{cite:p}`vaswani2017`", "$\\sqrt{d_k}$", "`lib.claim(x)`", "$$a$$", "https://x.org/a."]
+    )
+
+
+@pytest.mark.parametrize(
+    ("english", "chinese", "problem"),
+    [
+        ("Self-attention, $x$.", "", "untranslated"),
+        ("Self-attention, $x$.", "自注意力，$y$。", "markup differs"),
+        ("Self-attention {doc}`02_self_attention`.", "自注意力。", "markup differs"),
+        ("3. Scaling and variance", "3. 缩放与方差", "numbered heading"),
+        ("Multi-head attention", "多个头的注意力", "glossary"),
+    ],
+)
+def test_the_checker_finds_each_kind_of_problem(english: str, chinese: str, problem: str) -> None:
+    assert any(problem in p for p in message_problems(Message(english, chinese), TERMS))
+
+
+def test_the_checker_accepts_a_faithful_translation() -> None:
+    english = "3. Self-attention in {cite:t}`vaswani2017`: $\\operatorname{softmax}(q k^\\top)$ with `lib.attention`"
+    chinese = "3\\. {cite:t}`vaswani2017` 的自注意力：`lib.attention` 中的 $\\operatorname{softmax}(q k^\\top)$"
+    assert message_problems(Message(english, chinese), TERMS) == []

@@ -1,0 +1,112 @@
+"""Every chapter to run at home, for readers who cannot reach Colab (loaded by `book_ext`).
+
+Each site (English, Chinese) offers one zip, ``_downloads/transformers-executed-notebooks.zip``:
+
+- ``notebooks/``: every notebook of the book in plain Jupyter markdown, in the site's language (the
+  Colab editions, ``colab/`` or ``colab/zh/``: tools/editions.py), code cells as in the chapters;
+- ``lib/``, ``pyproject.toml`` and ``README.md``: the package every chapter imports (``pip install -e .``);
+- ``requirements.txt``: what the chapters need to run, pinned as the book's own environment pins it,
+  plus JupyterLab (chapter 9's pretrained model is a pinned wheel: no hub, no account, no download at
+  run time).
+
+A page writes ``{notebook-downloads}`` where the link goes (the "Run it locally" appendix); the link
+is the zip of the site it is on, with its size. The zip is written when the build starts, from the
+repository as it is.
+"""
+
+from __future__ import annotations
+
+import re
+import zipfile
+from pathlib import Path
+
+from docutils import nodes
+from sphinx.application import Sphinx
+from sphinx.util.docutils import SphinxDirective
+
+ZIP_NAME = "transformers-executed-notebooks.zip"
+FOLDERS = {"en": "colab", "zh_CN": "colab/zh"}  # tools/editions.py's editions
+# The sections of requirements.txt that running the chapters needs (not the site's, the tests' ...).
+READER_SECTIONS = ("lib's runtime", "chapter 9", "book: what chapters use")
+README = {
+    "en": (
+        "Transformers, Executed: every chapter to run on your own machine.\n\n"
+        "  python3 -m venv .venv\n"
+        "  .venv/bin/pip install -r requirements.txt      # Windows: .venv\\Scripts\\pip\n"
+        "  .venv/bin/jupyter lab notebooks/\n\n"
+        "Python 3.11 or newer. No account, no hub: everything the chapters use is installed above.\n"
+    ),
+    "zh_CN": (
+        "可执行的 Transformer 教科书：在你自己的电脑上运行每一章。\n\n"
+        "  python3 -m venv .venv\n"
+        "  .venv/bin/pip install -r requirements.txt      # Windows：.venv\\Scripts\\pip\n"
+        "  .venv/bin/jupyter lab notebooks/\n\n"
+        "需要 Python 3.11 或更新版本。无需账号，也无需访问模型仓库：各章用到的一切都由上面的命令安装。\n"
+        "若 PyPI 访问缓慢，可为 pip 加上国内镜像，例如 -i https://pypi.tuna.tsinghua.edu.cn/simple\n"
+    ),
+}
+
+
+def reader_requirements(requirements: str) -> str:
+    """The pinned lines of `requirements.txt`'s reader sections, and JupyterLab to open the notebooks."""
+    keep, lines = False, ["# What the notebooks need (from the book's pinned requirements.txt)."]
+    for line in requirements.splitlines():
+        heading = re.match(r"#\s*---\s*(.+?)\s*---", line)
+        if heading:
+            keep = any(heading.group(1).startswith(s) for s in READER_SECTIONS)
+            continue
+        if keep and line.strip() and not line.lstrip().startswith("#"):
+            lines.append(line.split("#")[0].rstrip())
+    return "\n".join(lines + ["jupyterlab", "-e ."]) + "\n"
+
+
+def write_zip(repo: Path, out: Path, language: str = "en") -> Path:
+    """The zip of one language's notebooks, `lib` and what they need, written to `out`."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as z:
+        root = "transformers-executed"
+        for notebook in sorted((repo / FOLDERS[language]).glob("*.ipynb")):
+            z.write(notebook, f"{root}/notebooks/{notebook.name}")
+        for path in sorted((repo / "lib").rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
+                z.write(path, f"{root}/{path.relative_to(repo).as_posix()}")
+        z.write(repo / "pyproject.toml", f"{root}/pyproject.toml")
+        z.write(repo / "README.md", f"{root}/README.md")
+        requirements = (repo / "requirements.txt").read_text(encoding="utf-8")
+        z.writestr(f"{root}/requirements.txt", reader_requirements(requirements))
+        z.writestr(f"{root}/RUN-LOCALLY.txt", README[language])
+    return out
+
+
+def _language(app: Sphinx) -> str:
+    return app.config.language if app.config.language in FOLDERS else "en"
+
+
+def build_zip(app: Sphinx) -> None:
+    """Write the site's zip (an html build of the book's repository; a bare copy of pages has no `lib`)."""
+    if app.builder.format == "html" and Path(app.srcdir, "pyproject.toml").is_file():
+        write_zip(Path(app.srcdir), Path(app.outdir) / "_downloads" / ZIP_NAME, _language(app))
+
+
+class NotebookDownloads(SphinxDirective):
+    """``{notebook-downloads}``: a link to this site's zip of the notebooks, with its size."""
+
+    has_content = False
+
+    def run(self) -> list[nodes.Node]:
+        depth = self.env.docname.count("/")
+        uri = "../" * depth + f"_downloads/{ZIP_NAME}"
+        notebooks = len(list(Path(self.env.srcdir, FOLDERS[_language(self.env.app)]).glob("*.ipynb")))
+        label = (
+            f"{ZIP_NAME} ({notebooks} notebooks)"
+            if _language(self.env.app) == "en"
+            else f"{ZIP_NAME}（{notebooks} 个笔记本）"
+        )
+        link = nodes.reference("", "", nodes.literal(ZIP_NAME, label), refuri=uri, classes=["notebook-downloads"])
+        return [nodes.paragraph("", "", link)]
+
+
+def setup(app: Sphinx) -> dict:
+    app.add_directive("notebook-downloads", NotebookDownloads)
+    app.connect("builder-inited", build_zip)
+    return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -22,7 +22,8 @@ class LinkedListModel(nn.Module):
         \mathrm{logit}_i(c, c') = w^{\mathrm{next}}_c \cdot h_i + w^{\mathrm{prev}}_{c'} \cdot h_i
 
     No positional encoding: the nodes are a set, their order in the sequence means nothing.
-    ``forward(fields [B, T, 3]) -> logits [B, T, n_colours²]`` (class ``c · n_colours + c'``).
+    ``forward(fields [B, T, 3]) -> logits [B, T, n_colours²]`` (class ``c · n_colours + c'``); the
+    forward checks the fields' type and shape, not their values, so it runs under ``torch.vmap``.
     The layers are pre-LN :class:`~lib.model.layers.EncoderLayer` without dropout, ``d_ff = 4 d_model``.
     """
 
@@ -57,25 +58,24 @@ class LinkedListModel(nn.Module):
         self.next_readout = nn.Linear(d_model, n_colours)
         self.prev_readout = nn.Linear(d_model, n_colours)
 
-    def forward(self, fields: Tensor) -> Tensor:
+    def readouts(self, fields: Tensor) -> tuple[Tensor, Tensor]:
+        """The two read-outs: the next colour's and the previous colour's logits, ``[B, T, n_colours]`` each."""
         check_tensor("fields", fields)
         if fields.dim() != 3 or fields.size(-1) != 3 or fields.dtype != torch.long:
             raise ValueError(
                 f"fields must be a long tensor [B, T, 3] (name, pointer, colour), "
                 f"got {tuple(fields.shape)} {fields.dtype}"
             )
+        # Only type and shape are checked: reading the ids' values here would sync with the device
+        # and keep lib.train_ensemble from batching several models' own batches (as lib's LMs).
         names, pointers, colours = fields.unbind(dim=-1)
-        limits = {
-            "name": (names, self.n_names),
-            "pointer": (pointers, self.n_names),
-            "colour": (colours, self.n_colours),
-        }
-        for field, (ids, n) in limits.items():
-            if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= n):
-                raise ValueError(f"{field} ids must lie in [0, {n}), got [{int(ids.min())}, {int(ids.max())}]")
         x = self.name_embed(names) + self.pointer_embed(pointers) + self.colour_embed(colours)
         for layer in self.layers:
             x = layer(x)
         h = self.norm(x)
-        scores = self.next_readout(h)[..., :, None] + self.prev_readout(h)[..., None, :]  # [B, T, N, N]
+        return self.next_readout(h), self.prev_readout(h)
+
+    def forward(self, fields: Tensor) -> Tensor:
+        next_logits, prev_logits = self.readouts(fields)
+        scores = next_logits[..., :, None] + prev_logits[..., None, :]  # [B, T, N, N]
         return scores.flatten(-2)

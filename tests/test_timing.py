@@ -41,6 +41,25 @@ def test_compare_gives_each_function_its_median_seconds_per_call():
     assert calls == ["a", "a", "b", "b"] + ["a", "b", "b", "a", "a", "b"]
 
 
+def test_compare_can_give_each_function_its_fastest_round():
+    clock = FakeClock()
+    costs = {"a": iter([1.0, 1.0] + [2.0, 9.0, 1.5]), "b": iter([3.0, 3.0] + [4.0, 3.5, 5.0])}
+
+    def timed(name):
+        def fn():
+            clock.now += next(costs[name])
+
+        return fn
+
+    times = compare({"a": timed("a"), "b": timed("b")}, repeats=3, min_seconds=0.0, clock=clock, statistic="min")
+    assert times == {"a": 1.5, "b": 3.5}
+
+
+def test_compare_refuses_an_unknown_statistic():
+    with pytest.raises(ValueError, match="statistic must be 'median' or 'min', got 'mean'"):
+        compare({"f": lambda: None}, statistic="mean")
+
+
 def test_compare_repeats_a_fast_function_until_a_timing_lasts_min_seconds():
     clock, n = FakeClock(), [0]
 

@@ -16,15 +16,15 @@ computes one weighted average per token; two heads can make the two look-ups sid
 The two colours are returned as one class ``c_next · n_colours + c_prev`` (so :func:`lib.lm_loss`
 and :func:`lib.evaluate` apply unchanged), and :class:`~lib.lookup_model.LinkedListModel` scores
 that class as the sum of two independent read-outs, which makes its cross-entropy the sum of the two
-colours' losses. The model lives in :mod:`lib.lookup_model` (it is a model, not training); it is
+colours' losses (:func:`linked_list_loss` computes it that way, over ``n_colours`` classes twice
+instead of ``n_colours²`` once). The model lives in :mod:`lib.lookup_model` (it is a model, not training); it is
 re-exported here, where chapter 4 imports it from.
 """
 
 from __future__ import annotations
 
-import math
-
 import torch
+import torch.nn.functional as F
 from torch import Tensor, nn
 
 from ..lookup_model import LinkedListModel
@@ -35,6 +35,7 @@ from .data import LMBatch
 __all__ = [
     "LinkedListModel",
     "linked_list_batch",
+    "linked_list_loss",
     "linked_list_neighbours",
     "neighbour_accuracy",
     "neighbour_attention",
@@ -93,24 +94,42 @@ def linked_list_neighbours(fields: Tensor) -> tuple[Tensor, Tensor]:
     return nxt, prv
 
 
+def linked_list_loss(model: nn.Module, batch: LMBatch) -> Tensor:
+    r""":func:`lib.lm_loss` of a :class:`LinkedListModel` on the linked list, computed from its read-outs.
+
+    The class ``c · N + c'`` scores :math:`a_c + b_{c'}` (``N = n_colours``), so its log-softmax over
+    the :math:`N^2` pairs is :math:`\log\mathrm{softmax}(a)_c + \log\mathrm{softmax}(b)_{c'}`: the
+    cross-entropy is the sum of the two colours' cross-entropies, each over ``N`` classes. Same
+    value as ``lm_loss`` (up to float rounding), without the ``[B, T, N²]`` logits.
+    """
+    if not isinstance(batch, LMBatch):
+        raise TypeError(f"batch must be an LMBatch from linked_list_batch, got {type(batch).__name__}")
+    next_logits, prev_logits = model.readouts(batch.input)
+    n, target = next_logits.size(-1), batch.target
+    keep = target != batch.pad_id
+    next_target = torch.where(keep, target // n, -100).flatten()
+    prev_target = torch.where(keep, target % n, -100).flatten()
+    return F.cross_entropy(next_logits.flatten(0, -2), next_target) + F.cross_entropy(
+        prev_logits.flatten(0, -2), prev_target
+    )
+
+
 @torch.no_grad()
 def neighbour_accuracy(model: nn.Module, batch: LMBatch) -> dict[str, float]:
     """The fraction of nodes whose next colour, previous colour, and both colours are right.
 
     Returns ``{"next": …, "prev": …, "both": …}`` (``"both"`` is :func:`lib.evaluate`'s
-    ``token_accuracy``). The model's training mode is restored afterwards.
+    ``token_accuracy``: the best pair of colours is the pair of the two best). ``model`` needs
+    ``readouts`` (:class:`LinkedListModel`). The model's training mode is restored afterwards.
     """
     if not isinstance(batch, LMBatch):
         raise TypeError(f"batch must be an LMBatch from linked_list_batch, got {type(batch).__name__}")
     device = next(model.parameters()).device
     batch = batch.to(device)
     with eval_mode(model):
-        logits = model(batch.input)
-    n = math.isqrt(logits.size(-1))
-    if n * n != logits.size(-1):
-        raise ValueError(f"the model's logits have {logits.size(-1)} classes; expected n_colours²")
-    pred, target = logits.argmax(dim=-1), batch.target
-    next_ok, prev_ok = pred // n == target // n, pred % n == target % n
+        next_logits, prev_logits = model.readouts(batch.input)  # the best pair is the two best colours
+    n, target = next_logits.size(-1), batch.target
+    next_ok, prev_ok = next_logits.argmax(dim=-1) == target // n, prev_logits.argmax(dim=-1) == target % n
     return {
         "next": next_ok.float().mean().item(),
         "prev": prev_ok.float().mean().item(),
@@ -136,7 +155,7 @@ def neighbour_attention(model: nn.Module, batch: LMBatch) -> dict[str, Tensor]:
     batch = batch.to(device)
     nxt, prv = linked_list_neighbours(batch.input)  # [B, T] each
     with eval_mode(model), record_attention(model) as maps:
-        model(batch.input)
+        model.readouts(batch.input)
     result = {}
     for name, w in maps.items():  # w [B, H, T, T]
         on_next = w.gather(-1, nxt[:, None, :, None].expand(-1, w.size(1), -1, 1)).mean(dim=(0, 2, 3))

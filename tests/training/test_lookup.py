@@ -5,7 +5,14 @@ from __future__ import annotations
 import pytest
 import torch
 
-from lib.training.lookup import LinkedListModel, linked_list_batch, neighbour_accuracy, neighbour_attention
+import lib
+from lib.training.lookup import (
+    LinkedListModel,
+    linked_list_batch,
+    linked_list_loss,
+    neighbour_accuracy,
+    neighbour_attention,
+)
 
 
 class Recording(LinkedListModel):
@@ -16,11 +23,11 @@ class Recording(LinkedListModel):
         super().__init__(d_model=16, n_heads=2)
         self.modes, self.fail = [], fail
 
-    def forward(self, fields):
+    def readouts(self, fields):
         self.modes.append(self.training)
         if self.fail:
             raise RuntimeError("boom")
-        return super().forward(fields)
+        return super().readouts(fields)
 
 
 @pytest.mark.parametrize("measure", [neighbour_accuracy, neighbour_attention])
@@ -38,3 +45,14 @@ def test_restores_the_mode_when_the_forward_pass_fails(measure) -> None:
     with pytest.raises(RuntimeError, match="boom"):
         measure(model, linked_list_batch(2, seed=0))
     assert model.training
+
+
+def test_the_loss_from_the_read_outs_is_lm_loss() -> None:
+    torch.manual_seed(0)
+    model = LinkedListModel(d_model=16, n_heads=2, n_colours=5)
+    batch = linked_list_batch(8, n_items=6, n_colours=5, seed=3)
+    torch.testing.assert_close(linked_list_loss(model, batch), lib.lm_loss(model, batch))
+    logits = model(batch.input)
+    pred, n = logits.argmax(dim=-1), 5
+    expected = ((pred // n == batch.target // n) & (pred % n == batch.target % n)).float().mean().item()
+    assert neighbour_accuracy(model, batch)["both"] == pytest.approx(expected)

@@ -95,6 +95,91 @@ def _cache_notebook(notebook_item, cells: dict) -> None:
     (NBVAL_RUNS / f"{notebook_item.path.name}.done").write_text("cached" if complete else "failed")
 
 
+# --- The student versions run where nbval reaches the exercises ---------------------------------------
+# A chapter's student version is the chapter up to its first exercise, then the exercises with every
+# solution replaced by a stub. nbval's kernel, just before the chapter's first exercise cell, is
+# exactly where a fresh kernel running the student version would be (no solution has run yet): the
+# student version's exercise cells run there, each check cell must fail on its stub
+# (tests/test_student.py reads the outcome), then the kernel's names and random state are restored
+# and nbval goes on with the solutions. The chapter runs once instead of twice.
+
+_STUDENT_PLANS: dict = {}
+_RESTORE = """
+def _book_restore(saved=_book_saved):
+    import random, numpy, torch
+    names, python_state, numpy_state, torch_state = saved
+    g = globals()
+    for name in [n for n in g if n not in names]:
+        del g[name]
+    g.update(names)
+    random.setstate(python_state)
+    numpy.random.set_state(numpy_state)
+    torch.random.set_rng_state(torch_state)
+_book_restore()
+"""
+_SAVE = """
+import random as _book_random, numpy as _book_numpy, torch as _book_torch
+_book_saved = (dict(globals()), _book_random.getstate(), _book_numpy.random.get_state(),
+               _book_torch.random.get_rng_state())
+"""
+
+
+def _student_plan(path: Path):
+    """(code cells before the exercises, the student version's exercise code cells, its check cells)."""
+    if path not in _STUDENT_PLANS:
+        import re
+
+        plan = None
+        if path.parent.name == "book" and re.match(r"\d\d_", path.name):
+            import nbformat
+
+            from tools.myst import Book
+            from tools.student_versions import check_cell_indices, first_exercise_index, student_version
+
+            book = _STUDENT_PLANS.setdefault("book", Book.load(REPO))
+            student = student_version(nbformat.read(path, as_version=4), book=book, docname=f"book/{path.stem}")
+            first = first_exercise_index(student, book)
+            checks = [i for i in check_cell_indices(student) if first is not None and i > first]
+            if checks:
+                before = sum(1 for c in student.cells[:first] if c.cell_type == "code")
+                cells = [
+                    (i, c.source)
+                    for i, c in enumerate(student.cells)
+                    if first <= i <= max(checks) and c.cell_type == "code"
+                ]
+                plan = (before, cells, set(checks))
+        _STUDENT_PLANS[path] = plan
+    return _STUDENT_PLANS[path]
+
+
+def _execute(kernel, source: str, timeout: float = 600) -> str:
+    """Run `source` in nbval's kernel; its status, "ok" or "error" (its outputs are dropped)."""
+    msg_id = kernel.execute_cell_input(source, allow_stdin=False)
+    while True:
+        reply = kernel.get_message(stream="shell", timeout=timeout)
+        if reply["parent_header"].get("msg_id") == msg_id:
+            break
+    kernel.await_idle(msg_id, timeout)
+    return reply["content"]["status"]
+
+
+def pytest_runtest_setup(item) -> None:
+    if not _is_nbval_cell(item):
+        return
+    plan = _student_plan(item.path)
+    if plan is None or item.cell_num != plan[0]:
+        return
+    kernel = item.parent.kernel
+    outcome = {"saved": _execute(kernel, _SAVE), "passed_on_stubs": [], "cells": len(plan[1])}
+    for index, source in plan[1]:
+        status = _execute(kernel, source)
+        if index in plan[2] and status == "ok":
+            outcome["passed_on_stubs"].append(source.splitlines()[0] if source.strip() else f"cell {index}")
+    outcome["restored"] = _execute(kernel, _RESTORE)
+    NBVAL_RUNS.mkdir(parents=True, exist_ok=True)
+    (NBVAL_RUNS / f"student-{item.path.stem}.json").write_text(json.dumps(outcome))
+
+
 # --- The order of the work: no core waits for the site build ---------------------------------------
 # pytest-xdist hands each worker one file at a time, in the order below (`--no-loadscope-reorder`
 # in pyproject.toml keeps it; by default xdist sorts files by their number of tests, which put the

@@ -121,6 +121,26 @@ def _wait_for_the_notebooks() -> None:
         time.sleep(2)
 
 
+def nbval_student_outcome(chapter: Path) -> dict | None:
+    """What the student version's exercises did inside this run's nbval run of `chapter` (the
+    repository's conftest.py), waiting for that run if it is under way; None if this run has none."""
+    import time
+
+    try:
+        expected = json.loads((NBVAL_RUNS / "expected.json").read_text())
+    except (OSError, ValueError):
+        return None
+    if chapter.name not in expected:
+        return None
+    deadline = time.monotonic() + NOTEBOOK_WAIT_S
+    while not (NBVAL_RUNS / f"{chapter.name}.done").exists() and time.monotonic() < deadline:
+        time.sleep(2)
+    try:
+        return json.loads((NBVAL_RUNS / f"student-{chapter.stem}.json").read_text())
+    except (OSError, ValueError):
+        return None
+
+
 def _build_site() -> SiteBuild:
     import time
 

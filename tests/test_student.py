@@ -14,12 +14,12 @@ For every chapter:
 - the student version runs up to its exercises: its cells before the first exercise are exactly the
   instructor's, which the site build has just run without an error.
 
-- the student version, executed from its first cell in a FRESH kernel (nothing left behind by a
-  solution can help it), fails in every check cell: a check that passes on the stub
-  `raise NotImplementedError()` cannot tell a student anything. Together with the test above (the
-  same check cells pass on the solutions), this proves for every chapter that each check cell
-  separates a right answer from none. It runs the chapter's cells up to its last check cell, so it
-  costs about one run of each chapter; pytest-xdist spreads the chapters over the workers.
+- the student version, run with nothing left behind by a solution to help it, fails in every check
+  cell: a check that passes on the stub `raise NotImplementedError()` cannot tell a student
+  anything. Together with the test above (the same check cells pass on the solutions), this proves
+  for every chapter that each check cell separates a right answer from none. In a full run its
+  exercises run inside nbval's run of the chapter, just before the first exercise (the repository's
+  conftest.py), so the chapter does not run twice; alone, it runs in a fresh kernel.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from conftest import EXECUTED, REPO, SiteBuild
+from conftest import EXECUTED, REPO, SiteBuild, nbval_student_outcome
 from tools.common import chapters
 from tools.myst import Book, directives
 from tools.student_versions import (
@@ -232,8 +232,19 @@ def _errors(cell) -> list[dict]:
 @pytest.mark.student
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=_ids(CHAPTERS))
 def test_check_cells_fail_on_the_stubs_in_a_fresh_kernel(chapter: Path, student_dir: Path) -> None:
+    """Where this run's nbval ran the chapter, the student version's exercises ran in its kernel just
+    before the first exercise (the repository's conftest.py: nothing of a solution had run there, as
+    in a fresh kernel); otherwise the student version runs here, from its first cell."""
     from nbclient import NotebookClient
 
+    outcome = nbval_student_outcome(chapter)
+    if outcome is not None:
+        assert outcome["saved"] == "ok" and outcome["restored"] == "ok" and outcome["cells"] > 0, outcome
+        assert not outcome["passed_on_stubs"], (
+            f"{chapter.name}: check cells pass in the student version, run with the stubs instead of the "
+            f"solutions (checks that cannot fail): {outcome['passed_on_stubs']}"
+        )
+        return
     student = nbformat.read(student_dir / chapter.name, as_version=4)
     first = _exercise_index(student)
     checks = [i for i in _check_cells(student) if i > first]

@@ -67,6 +67,46 @@ from lib.book.claims import CHECK, CLAIM, CLAIM_MIME, CheckedClaim, format_value
 CHAPTER_DOC = re.compile(r"^book/(\d\d)_[^/]+$")
 NOT_MEASURED = "not measured"
 NO_CHAPTER = "—"
+# What this extension writes itself, in each language of the site (the pages' prose is translated by
+# Sphinx from locale/: tools/i18n.py).
+WORDS = {
+    "en": {
+        "not measured": NOT_MEASURED, "s": "{s} s", "min": "{m} min {s:02d} s", "no GPU": "no GPU",
+        "cores": "{n} CPU core{plural}, {gpu}", "Chapter": "Chapter", "Run time": "Run time",
+        "all chapters": "All {n} chapters", "Claim": "Claim", "Check": "Check",
+        "Measured in this build": "Measured in this build", "Held": "Held",
+        "Held on seeds": "Held on seeds (range of values)", "not swept": "not swept",
+        "no sweep entry": "no sweep entry",
+        "no claims": "This build executed no notebook, so it checked no claim.",
+        "Claims caption": "Claims ({n}): the findings of the chapters' experiments",
+        "Checks caption": "Checks ({n}): identities and integrity checks, whose outcome is known before the run",
+        "summary": "In the build that made this site, {held} of {total} claims held, and {checks_held} of {checks}"
+        " checks (identities and integrity checks, counted apart), in {pages} pages.",
+        "sweep": " Over the seed sweep ({seeds} seeds per page, run with ",
+        "sweep end": "), {held} of the {total} claims and checks of the swept pages held on every seed.",
+    },
+    "zh_CN": {
+        "not measured": "未测量", "s": "{s} 秒", "min": "{m} 分 {s:02d} 秒", "no GPU": "无 GPU",
+        "cores": "{n} 个 CPU 核心，{gpu}", "Chapter": "章", "Run time": "运行时间",
+        "all chapters": "全部 {n} 章", "Claim": "论断", "Check": "核验",
+        "Measured in this build": "本次构建的测量值", "Held": "成立",
+        "Held on seeds": "成立的种子数（取值范围）", "not swept": "未扫描", "no sweep entry": "无扫描记录",
+        "no claims": "本次构建没有执行任何笔记本，因此没有检验任何论断。",
+        "Claims caption": "论断（{n}）：各章实验的发现",
+        "Checks caption": "核验（{n}）：恒等式与完整性检查，其结果在运行之前即已确定",
+        "summary": "在生成本站的构建中，{total} 条论断中有 {held} 条成立，{checks} 项核验（恒等式与完整性检查，"
+        "单独计数）中有 {checks_held} 项成立，共 {pages} 个页面。",
+        "sweep": "在多种子扫描中（每页 {seeds} 个种子，用 ",
+        "sweep end": " 运行），被扫描页面的 {total} 条论断与核验中，有 {held} 条在每个种子上都成立。",
+    },
+}  # fmt: skip
+
+
+def words(config) -> dict[str, str]:
+    """`WORDS` in the build's language (English for any language the site has no words for)."""
+    return WORDS.get(getattr(config, "language", None) or "en", WORDS["en"])
+
+
 RUNTIMES_JSON = "chapter-runtimes.json"
 
 
@@ -174,19 +214,20 @@ def measured_seconds(env, docname: str) -> float | None:
     return float(data["runtime"])
 
 
-def format_seconds(seconds: float | None) -> str:
+def format_seconds(seconds: float | None, language: str = "en") -> str:
+    w = WORDS[language]
     if seconds is None:
-        return NOT_MEASURED
+        return w["not measured"]
     seconds = round(seconds)
     if seconds < 60:
-        return f"{max(seconds, 1)} s"
+        return w["s"].format(s=max(seconds, 1))
     minutes, s = divmod(seconds, 60)
-    return f"{minutes} min {s:02d} s"
+    return w["min"].format(m=minutes, s=s)
 
 
-def machine_description() -> str:
+def machine_description(language: str = "en") -> str:
     cores = os.cpu_count() or 1
-    gpu = "no GPU"
+    gpu = WORDS[language]["no GPU"]
     try:
         import torch  # the book's environment has it; only asked when a page uses {build-machine}
 
@@ -194,7 +235,7 @@ def machine_description() -> str:
             gpu = f"GPU: {torch.cuda.get_device_name(0)}"
     except Exception:  # noqa: BLE001 - a description, never a build failure
         pass
-    return f"{cores} CPU core{'s' if cores != 1 else ''}, {gpu}"
+    return WORDS[language]["cores"].format(n=cores, plural="s" if cores != 1 else "", gpu=gpu)
 
 
 class FillRuntimes(SphinxPostTransform):
@@ -204,12 +245,13 @@ class FillRuntimes(SphinxPostTransform):
 
     def run(self, **kwargs) -> None:
         env, builder = self.env, self.app.builder
+        language = self.app.config.language if self.app.config.language in WORDS else "en"
         chapters = chapter_docs(env)
         for node in list(self.document.findall(runtime_placeholder)):
             if node["kind"] == "machine":
-                text = machine_description()
+                text = machine_description(language)
             elif node["chapter"] in chapters:
-                text = format_seconds(measured_seconds(env, chapters[node["chapter"]]))
+                text = format_seconds(measured_seconds(env, chapters[node["chapter"]]), language)
             else:
                 text = NO_CHAPTER
             node.replace_self(nodes.inline(text, text, classes=["chapter-runtime"]))
@@ -220,9 +262,10 @@ class FillRuntimes(SphinxPostTransform):
 
     def _claims_table(self, env, builder) -> nodes.Node:
         claims = _claims(env)
+        w = words(self.app.config)
         if not claims:
             para = nodes.paragraph()
-            para += nodes.emphasis("", "This build executed no notebook, so it checked no claim.")
+            para += nodes.emphasis("", w["no claims"])
             return para
         sweep = read_sweep(Path(env.srcdir, SWEEP_FILE))
         order = {doc: number for number, doc in chapter_docs(env).items()}
@@ -262,11 +305,11 @@ class FillRuntimes(SphinxPostTransform):
                     "", claim.get("shown", claim["statement"]), internal=True, refuri=f"{uri}#{claim['anchor']}"
                 )
                 values = nodes.literal(claim["values"], claim["values"]) if claim["values"] else nodes.Text("")
-                over_seeds = nodes.Text("not swept" if key not in sweep and m is None else "—")
+                over_seeds = nodes.Text(w["not swept"] if key not in sweep and m is None else "—")
                 if entry is not None:
                     found = entry.get((claim["statement"], occurrence))
                     if found is None:
-                        over_seeds = nodes.Text("no sweep entry")
+                        over_seeds = nodes.Text(w["no sweep entry"])
                     else:
                         held_on, n = len(found["held"]), len(entry["seeds"])
                         swept[0] += held_on == n
@@ -281,27 +324,18 @@ class FillRuntimes(SphinxPostTransform):
                 rows[kind].append(row(cells))
         summary = nodes.paragraph()
         (held, total), (checks_held, checks) = tally[CLAIM], tally[CHECK]
-        text = (
-            f"In the build that made this site, {held} of {total} claims held, and {checks_held} of {checks} checks"
-            f" (identities and integrity checks, counted apart), in {len(docs)} pages."
-        )
+        text = w["summary"].format(held=held, total=total, checks_held=checks_held, checks=checks, pages=len(docs))
         if swept[1]:
             seeds = sorted({n for e in sweep.values() for n in [len(e["seeds"])]})
-            n_text = "/".join(map(str, seeds))
-            text += f" Over the seed sweep ({n_text} seeds per page, run with "
+            text += w["sweep"].format(seeds="/".join(map(str, seeds)))
         summary += nodes.Text(text)
         if swept[1]:
             summary += nodes.literal("python -m tools.sweep", "python -m tools.sweep")
-            summary += nodes.Text(
-                f"), {swept[0]} of the {swept[1]} claims and checks of the swept pages held on every seed."
-            )
+            summary += nodes.Text(w["sweep end"].format(held=swept[0], total=swept[1]))
         summary["classes"].append("claims-summary")
         wrapper = nodes.container("", summary, classes=["claims-ledger-wrapper"])
-        captions = {
-            CLAIM: f"Claims ({total}): the findings of the chapters' experiments",
-            CHECK: f"Checks ({checks}): identities and integrity checks, whose outcome is known before the run",
-        }
-        for kind, heading in ((CLAIM, "Claim"), (CHECK, "Check")):
+        captions = {CLAIM: w["Claims caption"].format(n=total), CHECK: w["Checks caption"].format(n=checks)}
+        for kind, heading in ((CLAIM, w["Claim"]), (CHECK, w["Check"])):
             if not rows[kind]:
                 continue
             # a captioned table needs an id (Sphinx warns otherwise): #claims-ledger-claims, #claims-ledger-checks
@@ -312,7 +346,7 @@ class FillRuntimes(SphinxPostTransform):
             for width in (12, 37, 22, 7, 22):  # as _static/book.css sets them
                 group += nodes.colspec(colwidth=width)
             head = nodes.thead()
-            headings = ("Chapter", heading, "Measured in this build", "Held", "Held on seeds (range of values)")
+            headings = (w["Chapter"], heading, w["Measured in this build"], w["Held"], w["Held on seeds"])
             head += row([nodes.Text(t) for t in headings])
             body = nodes.tbody()
             body.extend(rows[kind])
@@ -337,7 +371,9 @@ class FillRuntimes(SphinxPostTransform):
             return r
 
         head = nodes.thead()
-        head += row(nodes.Text("Chapter"), nodes.Text("Run time"))
+        w = words(self.app.config)
+        language = self.app.config.language if self.app.config.language in WORDS else "en"
+        head += row(nodes.Text(w["Chapter"]), nodes.Text(w["Run time"]))
         body = nodes.tbody()
         total, complete = 0.0, True
         for docname in chapters.values():
@@ -350,10 +386,10 @@ class FillRuntimes(SphinxPostTransform):
             seconds = measured_seconds(env, docname)
             complete &= seconds is not None
             total += seconds or 0.0
-            body += row(link, nodes.Text(format_seconds(seconds)))
+            body += row(link, nodes.Text(format_seconds(seconds, language)))
         body += row(
-            nodes.Text(f"All {len(chapters)} chapters"),
-            nodes.Text(format_seconds(total if complete and chapters else None)),
+            nodes.Text(w["all chapters"].format(n=len(chapters))),
+            nodes.Text(format_seconds(total if complete and chapters else None, language)),
             bold=True,
         )
         group += head

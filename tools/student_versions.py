@@ -132,7 +132,9 @@ def student_version(
     converted = []
     for i, cell in enumerate(nb.cells):
         parts = (
-            convert(cell.source, context=Context(book, docname, "student", f"{where}, cell {i}"))
+            convert(
+                book.translate(cell.source, docname), context=Context(book, docname, "student", f"{where}, cell {i}")
+            )
             if cell.cell_type == "markdown"
             else None
         )
@@ -158,9 +160,11 @@ def student_version(
     return nb
 
 
-def write_student_versions(notebooks: list[Path], out: Path, repo: Path = REPO) -> list[Path]:
+def write_student_versions(notebooks: list[Path], out: Path, repo: Path = REPO, language: str = "en") -> list[Path]:
+    """Write the student version of each chapter into `out`, in `language` ("zh_CN": the Chinese
+    prose of locale/zh_CN, exercises numbered "练习 N.k", links to the Chinese site)."""
     out.mkdir(parents=True, exist_ok=True)
-    book = Book.load(repo)
+    book = Book.load(repo, language)
     written = []
     for path in notebooks:
         nb = nbformat.read(path, as_version=4)
@@ -180,12 +184,13 @@ def main(argv: list[str] | None = None) -> int:
         default=REPO / "student",
         help="output folder (default: student/, outside book/ and ignored by git)",
     )
+    parser.add_argument("--language", choices=["en", "zh_CN"], default="en", help="zh_CN: the Chinese edition")
     args = parser.parse_args(argv)
     notebooks = args.notebooks or chapters()
     if not notebooks:
         print("no chapters found (book/NN_*.ipynb)", file=sys.stderr)
         return 1
-    for target in write_student_versions(notebooks, args.out):
+    for target in write_student_versions(notebooks, args.out, language=args.language):
         print(f"wrote {target}")
     return 0
 

@@ -194,6 +194,16 @@ def test_student_versions_render_without_raw_myst_and_with_numbered_exercises(
     assert not soup.find_all("details"), f"{path.name}: a solution survives in a <details> block"
 
 
+def test_chinese_student_versions_render_in_chinese(zh_book: Book, tmp_path: Path) -> None:
+    """`python -m tools.student_versions --language zh_CN`: the same checks, in Chinese."""
+    for path in write_student_versions(STUDENT, tmp_path, language="zh_CN"):
+        soup = _render(path)
+        links = _check_rendered(path, soup, zh_book, f"book/{path.stem}")
+        _check_links(path, links, zh_book)
+        assert not soup.find_all("details"), f"{path.name}: a solution survives in a <details> block"
+        assert re.search(r"[\u4e00-\u9fff]", soup.get_text()), path.name
+
+
 @pytest.mark.parametrize("page", PAGES, ids=_ids(PAGES))
 def test_links_within_an_edition_go_to_its_own_anchors(page: Path) -> None:
     """A reference to an exercise (or target) of the same notebook is ``#label``, and the edition has it."""

@@ -174,7 +174,7 @@ def assignment_notebook(
     for i, cell in enumerate(nb.cells):
         if cell.cell_type == "markdown":
             context = Context(book, docname, "reader", f"{docname}.ipynb, cell {i}")
-            for part in convert(cell.source, context=context):
+            for part in convert(book.translate(cell.source, docname), context=context):
                 if part.kind == "text":
                     out.cells.append(nbformat.v4.new_markdown_cell(part.markdown))
                 elif part.kind == "exercise":
@@ -239,7 +239,9 @@ def register_exercises(book: Book, nb: nbformat.NotebookNode, docname: str) -> N
     found = [d for c in nb.cells if c.cell_type == "markdown" for d in directives(c.source, book=book)]
     for k, d in enumerate((d for d in found if d.name == "exercise"), start=1):
         if d.options.get("label") not in book.exercises:
-            book.exercises[d.options["label"]] = BookExercise(d.options["label"], docname, str(k), d.argument)
+            book.exercises[d.options["label"]] = BookExercise(
+                d.options["label"], docname, str(k), d.argument, book.language
+            )
 
 
 # --------------------------------------------------------------------------------------------
@@ -294,10 +296,10 @@ c.Execute.timeout = {timeout}
 '''
 
 
-def write_course(course: Path, grading: dict | None = None) -> list[str]:
-    """Write the course into ``course``; return the assignment names, in order."""
+def write_course(course: Path, grading: dict | None = None, language: str = "en") -> list[str]:
+    """Write the course into ``course`` (its prose in `language`, e.g. "zh_CN"); return the assignment names."""
     grading = grading or load_grading()
-    book = Book.load()
+    book = Book.load(REPO, language)
     course.mkdir(parents=True, exist_ok=True)
     names = []
     exclude = {}
@@ -335,9 +337,10 @@ def write_course(course: Path, grading: dict | None = None) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.assignments", description=__doc__.split("\n\n")[0])
     parser.add_argument("--course", type=Path, required=True, help="the nbgrader course folder to write")
+    parser.add_argument("--language", choices=["en", "zh_CN"], default="en", help="zh_CN: the Chinese edition")
     args = parser.parse_args(argv)
     grading = load_grading()
-    for name in write_course(args.course, grading):
+    for name in write_course(args.course, grading, args.language):
         a = grading["assignments"][name]
         print(f"{name}: {max_score(a)} points ({autograded_score(a)} autograded)")
     print(f"then: cd {args.course} && nbgrader generate_assignment ch01  (... ch09, capstone)")

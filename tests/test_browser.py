@@ -220,11 +220,33 @@ def test_chapter_buttons_and_solutions(docname: str, browser, site_url: str) -> 
 
 @pytest.mark.parametrize("docname", PAGES)
 def test_page_is_readable_at_the_column_width(docname: str, browser, site_url: str) -> None:
-    """Every SVG figure's text renders at >= 9 CSS px, no figure is a raster image, and no output block
-    or display equation scrolls sideways, in a 1280-px window."""
+    """Every SVG figure's text renders at >= 9 CSS px, no figure is a raster image, and no output block,
+    display equation scrolls sideways, in a 1280-px window."""
     from tools.readability import measure_page, summary
 
     report, readable = summary(docname, measure_page(browser, f"{site_url}/{docname}.html"))
+    assert readable, report
+
+
+@pytest.fixture(scope="module")
+def phone():
+    """A headless Chromium whose page is 390 CSS px wide (a phone held upright)."""
+    from tools.readability import chromium
+
+    if find_executable(CHROMIUM) is None or find_executable(DRIVER) is None:
+        skip_or_fail("no headless browser: apt-get install -y chromium chromium-driver")
+    with chromium(390, 844) as driver:
+        yield driver
+
+
+@pytest.mark.parametrize("docname", PAGES)
+def test_page_is_readable_on_a_phone(docname: str, phone, site_url: str) -> None:
+    """At 390 px figure text stays >= 9 px (a figure scrolls inside its output rather than shrinking),
+    no display equation is cut off (a wide one scrolls inside its box) and the page does not scroll
+    sideways as a whole."""
+    from tools.readability import measure_page, summary
+
+    report, readable = summary(docname, measure_page(phone, f"{site_url}/{docname}.html"), phone=True)
     assert readable, report
 
 
@@ -239,3 +261,8 @@ def test_the_readability_check_can_fail() -> None:
     assert not summary("page", {**fine, "outputs": [{"by": 40, "classes": "output", "text": "…"}]})[1]
     assert not summary("page", {**fine, "math": [{"by": 12, "tex": "x"}]})[1]
     assert not summary("page", {**fine, "figures": [{"kind": "raster", "shrink": 0.5, "src": "a.png"}]})[1]
+    phone = {**fine, "outputs": [{"by": 40, "classes": "output", "text": "…"}], "math_clipped": [], "page_overflow": 0}
+    assert summary("page", phone, phone=True)[1]  # on a phone a figure may scroll inside its output ...
+    assert not summary("page", {**phone, "math_clipped": ["x"]}, phone=True)[1]  # ... an equation not be cut
+    assert not summary("page", {**phone, "page_overflow": 30}, phone=True)[1]  # ... nor the page scroll
+    assert not summary("page", {**phone, "figures": [small]}, phone=True)[1]

@@ -161,6 +161,13 @@ def test_one_cell_per_exercise_and_per_answer(chapter: Path, student_dir: Path, 
         for d in directives(c.source, book=book)
         if d.name == "solution-start"
     }
+    in_words = {  # exercises with a {solution} block: answered in words
+        d.argument
+        for c in instructor.cells
+        if c.cell_type == "markdown"
+        for d in directives(c.source, book=book)
+        if d.name == "solution"
+    }
     statements = [i for i, c in enumerate(student.cells) if role(c) == "statement"]
     assert [student.cells[i].metadata["book"]["exercise"] for i in statements] == labels
     for i in statements:
@@ -169,7 +176,11 @@ def test_one_cell_per_exercise_and_per_answer(chapter: Path, student_dir: Path, 
         assert cell.cell_type == "markdown" and cell.source.startswith(f'> <a id="{label}"></a>**Exercise {ex.number}')
         assert cell.source.count("**Exercise ") == 1, f"{chapter.name}: two exercises in one cell"
         below = student.cells[i + 1 : i + 3]
-        if label in coding:
+        if label in coding and label in in_words:  # code and an answer: the answer cell, then the code
+            assert [(c.cell_type, role(c)) for c in below] == [("markdown", "answer"), ("code", None)], (
+                f"{chapter.name}: exercise {ex.number} asks for code and an answer: no answer cell, then code"
+            )
+        elif label in coding:
             assert below[0].cell_type == "code", f"{chapter.name}: exercise {ex.number} has no code cell below it"
         else:
             assert [(c.cell_type, role(c)) for c in below] == [("markdown", "answer"), ("code", "scratch")], (

@@ -37,8 +37,8 @@ pybtex's alpha labels ("[VSP+17]"): the bibliography style ``authoryear`` regist
 (`_config.yml` sets ``bibtex_default_style: authoryear``).
 
 **Progress bars.** The kernels that the build starts get tqdm's own switch ``TQDM_DISABLE=1``: no live
-bars, and `lib.train` prints its progress bar once, in its final state, which a static page shows as
-one clean line. A live tqdm widget needs a running kernel; Jupyter and Colab readers still get one.
+bars, and `lib.train` prints one plain line per run instead (steps, seconds, last loss and metrics),
+with no bar glyphs on the page. A live tqdm widget needs a running kernel; Jupyter and Colab readers still get one.
 
 **The Colab button opens the Colab edition.** Every notebook page's Colab button opens
 `colab/NN_slug.ipynb` (plain Jupyter markdown, written by `tools/editions.py`) at
@@ -246,7 +246,9 @@ class FillRuntimes(SphinxPostTransform):
             except Exception:  # noqa: BLE001 - builders without URIs
                 uri = docname
             m = CHAPTER_DOC.match(docname)
-            entry = sweep.get(m.group(1)) if m else None
+            # the sweep keys a chapter by its number ("04"), an appendix by its page name ("distributed")
+            key = m.group(1) if m else Path(docname).name
+            entry = sweep.get(key)
             seen: dict[str, int] = {}
             for claim in claims[docname]:
                 kind = claim.get("kind", CLAIM)
@@ -258,7 +260,7 @@ class FillRuntimes(SphinxPostTransform):
                 chapter = nodes.reference("", m.group(1).lstrip("0") if m else title, internal=True, refuri=uri)
                 statement = nodes.reference("", claim["statement"], internal=True, refuri=f"{uri}#{claim['anchor']}")
                 values = nodes.literal(claim["values"], claim["values"]) if claim["values"] else nodes.Text("")
-                over_seeds = nodes.Text("not swept" if m is None else "—")
+                over_seeds = nodes.Text("not swept" if key not in sweep and m is None else "—")
                 if entry is not None:
                     found = entry.get((claim["statement"], occurrence))
                     if found is None:
@@ -284,12 +286,12 @@ class FillRuntimes(SphinxPostTransform):
         if swept[1]:
             seeds = sorted({n for e in sweep.values() for n in [len(e["seeds"])]})
             n_text = "/".join(map(str, seeds))
-            text += f" Over the seed sweep ({n_text} seeds per chapter, run with "
+            text += f" Over the seed sweep ({n_text} seeds per page, run with "
         summary += nodes.Text(text)
         if swept[1]:
             summary += nodes.literal("python -m tools.sweep", "python -m tools.sweep")
             summary += nodes.Text(
-                f"), {swept[0]} of the {swept[1]} claims and checks of the chapters held on every seed."
+                f"), {swept[0]} of the {swept[1]} claims and checks of the swept pages held on every seed."
             )
         summary["classes"].append("claims-summary")
         wrapper = nodes.container("", summary, classes=["claims-ledger-wrapper"])

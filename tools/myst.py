@@ -17,7 +17,8 @@ MyST                                   Jupyter markdown
 ```` ````{solution-end} ````          ``solution-end`` are the solution); student: removed
 ```` ```{note} ```` (any admonition)   a blockquote headed **Note** (or the admonition's title)
 ``{doc}`04_multi_head```              a link to the page on the published site, titled as on the site
-``{ref}`ex-04-x```                    a link to the page and anchor on the site ("Exercise 4.2")
+``{ref}`ex-04-x```                    a link to the page and anchor on the site ("Exercise 4.2"); within
+                                       its own notebook, to the anchor ``#ex-04-x`` there
 ``{cite:p}`key```, ``{cite:t}`key```  "(Vaswani et al., 2017)", "Vaswani et al. (2017)", linked to the
                                        References page; the labels are the site's (2020a, 2020b, ...)
 ``(label)=``                          an anchor ``<a id="label"></a>``
@@ -44,13 +45,15 @@ API (stable; `tools/student_versions.py`, `tools/editions.py` and nbgrader tooli
     raw_myst(text)                                      # raw MyST left in a text, as messages
 
 `notebook_to_jupyter` converts every markdown cell and leaves every code cell's source as it is; in
-the reader edition a gated solution's code cells are collapsed (``metadata.jupyter.source_hidden``).
+the reader edition a gated solution's code cells are collapsed (``metadata.jupyter.source_hidden`` for
+JupyterLab, ``metadata.cellView = "form"`` for Colab) and lose nbgrader's solution markers.
 The student edition (one cell per exercise, an answer cell below it) is `tools/student_versions.py`.
 """
 
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -303,6 +306,16 @@ def join(parts: list[Part], edition: str = "reader") -> str:
     return "\n\n".join(p.markdown for p in keep if p.markdown)
 
 
+# the same lines that the site hides (tools/book_ext.py, hide_solution_markers)
+SOLUTION_MARKER = re.compile(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*\n?", re.MULTILINE)
+
+
+def without_solution_markers(source: str) -> str:
+    """A code cell's source without nbgrader's ``### BEGIN SOLUTION`` / ``### END SOLUTION`` lines."""
+    code = SOLUTION_MARKER.sub("", source)
+    return code if source.endswith("\n") else code.rstrip("\n")
+
+
 def notebook_to_jupyter(
     nb: nbformat.NotebookNode, *, book: Book, docname: str, edition: str = "reader", where: str | None = None
 ) -> nbformat.NotebookNode:
@@ -310,7 +323,9 @@ def notebook_to_jupyter(
 
     A markdown cell that converts to nothing (a ``solution-end`` gate, a comment) is dropped. In the
     reader edition, the code cells of a gated solution (between ``solution-start`` and
-    ``solution-end``) are collapsed: ``metadata.jupyter.source_hidden`` (JupyterLab, Colab).
+    ``solution-end``) are collapsed, for JupyterLab (``metadata.jupyter.source_hidden``) and for Colab
+    (``metadata.cellView = "form"``: Colab ignores the former), and lose nbgrader's
+    ``### BEGIN/END SOLUTION`` marker lines, which only the student versions need.
     """
     out = copy.deepcopy(nb)
     where = where or f"{docname}.ipynb"
@@ -320,6 +335,8 @@ def notebook_to_jupyter(
         if cell.cell_type != "markdown":
             if cell.cell_type == "code" and in_solution and edition == "reader":
                 cell.metadata.setdefault("jupyter", {})["source_hidden"] = True
+                cell.metadata["cellView"] = "form"
+                cell.source = without_solution_markers(cell.source)
             cells.append(cell)
             continue
         context = Context(book, docname, edition, f"{where}, cell {i}")
@@ -622,10 +639,10 @@ def _role(name: str, content: str, context: Context, where: str) -> str:
             text = title or f"Exercise {ex.number}"
             if name == "numref" and title:
                 text = title.replace("%s", ex.number).replace("{number}", ex.number)
-            return f"[{text}]({book.page_url(ex.docname, label)})"
+            return f"[{text}]({_anchor_url(book, context, ex.docname, label)})"
         if label in book.targets and name == "ref":
             docname, heading = book.targets[label]
-            return f"[{title or heading}]({book.page_url(docname, label)})"
+            return f"[{title or heading}]({_anchor_url(book, context, docname, label)})"
         raise MystError(where, f"the role {{{name}}}`{content}`", "names a label that no page defines")
     if name in ("cite:p", "cite:t"):
         keys = [k.strip() for k in content.split(",") if k.strip()]
@@ -639,6 +656,11 @@ def _role(name: str, content: str, context: Context, where: str) -> str:
             links.append(f"[{text}]({book.page_url(book.references_doc, f'cite-{key}')})")
         return f"({'; '.join(links)})" if name == "cite:p" else ", ".join(links)
     raise MystError(where, f"the role {{{name}}}`{content}`")
+
+
+def _anchor_url(book: Book, context: Context, docname: str, label: str) -> str:
+    """``#label`` within the notebook itself (its editions carry the anchor), else the page on the site."""
+    return f"#{label}" if docname == context.docname else book.page_url(docname, label)
 
 
 def _blockquote(heading: str, body: str) -> str:

@@ -12,7 +12,8 @@ Then (CONTRIBUTING.md, "Writing an exercise"):
   after), so a student never edits the cell that states the task;
 - a written exercise (one without a gated code solution; its answer is a ``{solution}`` block) gets, right below its statement, an
   answer cell ``YOUR ANSWER HERE`` (nbgrader's text stub) and a code cell to run things in (many ask
-  to change an experiment and look); its ``{solution}`` is removed;
+  to change an experiment and look); its ``{solution}`` is removed; an exercise that asks for code
+  *and* an answer (a gated code solution and a ``{solution}`` block) gets the answer cell, then its code;
 - a coding exercise keeps its code cells: nbgrader's ``ClearSolutions`` replaces the code between
   ``### BEGIN SOLUTION`` and ``### END SOLUTION`` with ``# YOUR CODE HERE`` /
   ``raise NotImplementedError()``, so the check cell after it says whether the answer is right; the
@@ -86,8 +87,9 @@ def _cell(kind: str, source: str, template, k: int, metadata: dict | None = None
     return cell
 
 
-def _split(cell, parts: list[Part], written: set[str], book: Book) -> list:
-    """A markdown cell's parts as student cells: prose, each exercise in its own cell, answer cells."""
+def _split(cell, parts: list[Part], written: set[str], coding: set[str], book: Book) -> list:
+    """A markdown cell's parts as student cells: prose, each exercise in its own cell, answer cells
+    (below every exercise answered in words), scratch cells (below those answered in words only)."""
     out: list = []
     text: list[str] = []
 
@@ -108,6 +110,7 @@ def _split(cell, parts: list[Part], written: set[str], book: Book) -> list:
             add("markdown", part.markdown, {"book": {**tag, "role": "statement"}})
             if part.label in written:
                 add("markdown", TEXT_STUB, {"book": {**tag, "role": "answer"}})
+            if part.label not in coding:
                 number = book.exercises[part.label].number
                 add("code", SCRATCH.format(number=number), {"book": {**tag, "role": "scratch"}})
     flush()
@@ -134,13 +137,16 @@ def student_version(
             else None
         )
         converted.append(parts)
-    # A coding exercise is answered by code (a gated solution, solution-start); every other one is written.
+    # A coding exercise is answered by code (a gated solution, solution-start); an exercise with a
+    # {solution} block (or no gated one) is answered in words; one with both asks for code and an answer.
     found = [p for parts in converted if parts for p in parts]
     coding = {p.label for p in found if p.kind == "solution-start"}
-    written = {p.label for p in found if p.kind == "exercise"} - coding
+    written = ({p.label for p in found if p.kind == "exercise"} - coding) | {
+        p.label for p in found if p.kind == "solution"
+    }
     cells = []
     for cell, parts in zip(nb.cells, converted):
-        cells += [cell] if parts is None else _split(cell, parts, written, book)
+        cells += [cell] if parts is None else _split(cell, parts, written, coding, book)
     nb.cells = cells
     resources: dict = {}
     nb, resources = ClearSolutions(enforce_metadata=False).preprocess(nb, resources)

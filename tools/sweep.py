@@ -2,10 +2,13 @@
 
     python -m tools.sweep                  # every chapter, SEED = 0 … 9, one job per core
     python -m tools.sweep 04 06 --seeds 10 # only chapters 4 and 6 (the others' entries are kept)
+    python -m tools.sweep distributed      # the appendix "Beyond one machine" (book/distributed.ipynb)
     python -m tools.sweep --check          # changes nothing; fails if the sweep file is stale
     python -m tools.sweep 06 --first 100 --out _build/shifted-seeds.json   # SEED = 100 … 109, elsewhere
 
-Each chapter is executed exactly as a reader runs it, with papermill setting its ``SEED`` (the cell
+The swept notebooks are the chapters, ``book/NN_slug.ipynb`` keyed by their number ("04"), and the
+appendices that have a ``SEED`` parameter and claims of their own (:data:`APPENDICES`), keyed by
+name ("distributed"); "chapter" below means either. Each chapter is executed exactly as a reader runs it, with papermill setting its ``SEED`` (the cell
 tagged ``parameters``) to each seed in turn; nothing else changes. Every claim and check the run
 displays (`lib.claim`, `lib.check`) is read from the executed notebook's outputs as data, the
 bundle's ``application/vnd.transformers-book.claim+json`` (``lib.book.claims.read_claims``; no
@@ -57,17 +60,29 @@ ROOT = Path(__file__).resolve().parent.parent
 BOOK = ROOT / "book"
 SWEEP_FILE = BOOK / "claims_sweep.json"
 CHAPTER_FILE = re.compile(r"^(\d\d)_[a-z0-9_]+\.ipynb$")
+#: The appendices that are swept too (a ``SEED`` parameter, claims or checks), by their ledger key.
+APPENDICES = {"distributed": "distributed.ipynb"}
 DEFAULT_SEEDS = 10
 
 
 def chapters() -> dict[str, Path]:
-    """Every chapter notebook, by its two-digit number: ``{"01": book/01_rnn_bottleneck.ipynb, …}``."""
+    """Every swept notebook by its ledger key: the chapters by their two-digit number, then the
+    appendices of :data:`APPENDICES` by name: ``{"01": book/01_rnn_bottleneck.ipynb, …,
+    "distributed": book/distributed.ipynb}``."""
     found = {}
     for path in sorted(BOOK.glob("*.ipynb")):
         m = CHAPTER_FILE.match(path.name)
         if m:
             found[m[1]] = path
+    for key, name in APPENDICES.items():
+        if (BOOK / name).is_file():
+            found[key] = BOOK / name
     return found
+
+
+def label(key: str) -> str:
+    """How messages name a swept notebook: ``chapter 04``, ``appendix distributed``."""
+    return f"chapter {key}" if key.isdigit() else f"appendix {key}"
 
 
 def code_sha256(notebook: Path) -> str:
@@ -199,25 +214,28 @@ def problems(sweep: dict, numbers: list[str] | None = None, min_seeds: int = DEF
         if numbers is not None and number not in numbers:
             continue
         entry = sweep.get("chapters", {}).get(number)
+        name = label(number)
         if entry is None:
-            found.append(f"chapter {number} ({path.name}) has no sweep entry: run python -m tools.sweep {number}")
+            found.append(f"{name} ({path.name}) has no sweep entry: run python -m tools.sweep {number}")
             continue
         if entry["code_sha256"] != code_sha256(path):
-            found.append(f"chapter {number}: its code changed since it was swept: run python -m tools.sweep {number}")
+            found.append(f"{name}: its code changed since it was swept: run python -m tools.sweep {number}")
         n = len(entry["seeds"])
         if n < min_seeds:
-            found.append(f"chapter {number}: swept over {n} seeds, fewer than {min_seeds}")
+            found.append(f"{name}: swept over {n} seeds, fewer than {min_seeds}")
         if entry.get("errors"):
-            found.append(f"chapter {number}: runs stopped early: {entry['errors']}")
+            found.append(f"{name}: runs stopped early: {entry['errors']}")
         for c in entry["claims"]:
             if len(c["held"]) != n:
-                found.append(f"chapter {number}: held on {len(c['held'])}/{n} seeds: {c['statement']}")
+                found.append(f"{name}: held on {len(c['held'])}/{n} seeds: {c['statement']}")
     return found
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("chapters", nargs="*", help="chapter numbers (01 … 09); default: every chapter")
+    parser.add_argument(
+        "chapters", nargs="*", help="chapter numbers (01 … 09) or appendices (distributed); default: all of them"
+    )
     parser.add_argument("--seeds", type=int, default=DEFAULT_SEEDS, help="how many seeds (default 10)")
     parser.add_argument("--first", type=int, default=0, help="the first seed (default 0: SEED = 0 … N-1)")
     parser.add_argument(
@@ -238,7 +256,7 @@ def main(argv: list[str] | None = None) -> int:
     wanted = [c.zfill(2) for c in args.chapters] or list(book)
     unknown = [c for c in wanted if c not in book]
     if unknown:
-        parser.error(f"no chapter {', '.join(unknown)}; chapters are {', '.join(book)}")
+        parser.error(f"no chapter {', '.join(unknown)}; the swept notebooks are {', '.join(book)}")
     if args.seeds < 1 or args.jobs < 1:
         parser.error("--seeds and --jobs must be positive")
     if args.first < 0:
@@ -260,7 +278,7 @@ def main(argv: list[str] | None = None) -> int:
             runs.append(run)
             failed = [c.statement for c in run.claims if not c.holds]
             status = f"✘ {failed[0]}" if failed else (f"stopped: {run.error}" if run.error else "ok")
-            print(f"chapter {run.chapter} seed {run.seed}: {run.seconds:5.1f} s, {len(run.claims)} claims, {status}")
+            print(f"{label(run.chapter)} seed {run.seed}: {run.seconds:5.1f} s, {len(run.claims)} claims, {status}")
     wall = time.perf_counter() - started
     out.parent.mkdir(parents=True, exist_ok=True)
     with FileLock(f"{out}.lock"):  # re-read: another sweep (of other chapters) may have written since

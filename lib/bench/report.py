@@ -48,7 +48,7 @@ def markdown_tables(results: dict) -> dict[str, str]:
             "pass",
             "explicit (ms)",
             "fused (ms)",
-            "nn.MultiheadAttention (ms)",
+            "torch (ms)",
             "fused / torch",
             "explicit / fused",
         ],

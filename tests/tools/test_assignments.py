@@ -4,20 +4,21 @@
 - the gradebook's maximum scores are grading.yml's, and every assignment has a positive one;
 - no release holds a solution, a hidden test, a model answer or a rubric (nor the capstone's gpt.py
   a line of the reference);
-- on chapter 2 and on the capstone, nbgrader autograde + export score simulated submissions as
-  grading.yml says: the reference gets every autograded point, the untouched release 0; each mutant
-  (a classic mistake) loses exactly its exercise's points; a check cell the student tampered with is
-  restored by nbgrader and still fails; a shortcut that passes the visible check fails the hidden
-  tests only;
-- the shortcuts that fool the chapters' visible checks (``mha(x, x, x)[0]`` in chapter 4, ``lib``'s
-  sinusoidal table in chapter 6, ``F.cross_entropy(label_smoothing=...)`` and a ``pad_id``
-  hard-coded to 0 in chapters 7 and 1) fail the hidden tests, and the book's solutions pass them
-  (run in-process on the check and hidden-test cells, without the chapters);
+- on the capstone, nbgrader autograde + export score simulated submissions as grading.yml says:
+  the reference gets every autograded point, the untouched release 0; each mutant (a classic
+  mistake) loses exactly its exercise's points; a check cell the student tampered with is restored
+  by nbgrader and still fails; a shortcut that passes the visible check fails the hidden tests only
+  (the chapters go through the same nbgrader machinery; autograding one of them too would only run
+  a whole chapter four more times);
+- the shortcuts that fool the chapters' visible checks (a bias that breaks chapter 2's XOR layer only
+  at small scales, ``mha(x, x, x)[0]`` in chapter 4, ``lib``'s sinusoidal table in chapter 6,
+  ``F.cross_entropy(label_smoothing=...)`` and a ``pad_id`` hard-coded to 0 in chapters 7 and 1)
+  fail the hidden tests, and the book's solutions pass them (run in-process on the check and
+  hidden-test cells, without the chapters);
 - the instructors' planning table is ``book/grading.yml``'s, and the site builds without solutions
   with ``tools/term_site.py`` (one chapter, execution off).
 
-The autograde tests execute chapter 2 four times and the capstone four times (``slow``: a few
-minutes on a 2-core CPU, in one pytest-xdist worker).
+The autograde test executes the capstone four times (``slow``: about a minute on a 2-core CPU).
 """
 
 from __future__ import annotations
@@ -167,13 +168,6 @@ def _replace(text: str, old: str, new: str) -> str:
     return text.replace(old, new)
 
 
-def _edit(nb: nbformat.NotebookNode, old: str, new: str) -> nbformat.NotebookNode:
-    nb = nbformat.from_dict(nb)
-    (cell,) = [cell for cell in nb.cells if old in cell.source]
-    cell.source = _replace(cell.source, old, new)
-    return nb
-
-
 def _tamper(nb: nbformat.NotebookNode, grade_id: str) -> nbformat.NotebookNode:
     """What a student might do to a failing check: replace it with a print."""
     nb = nbformat.from_dict(nb)
@@ -231,35 +225,6 @@ def _check_scores(cells, totals, student, name, lost=None):
 
 
 @pytest.mark.slow
-def test_autograde_chapter_2(course):
-    name = "ch02"
-    source = nbformat.read(_notebook(course / "source" / name), as_version=4)
-    release = nbformat.read(_notebook(course / "release" / name), as_version=4)
-    xor_wrong = _edit(source, "[[1.0, 1.0, -1.0, -1.0], [0.0, 0.0, 0.0, 0.0]]", "[[1.0, 1.0, 1.0, 1.0], [0.0] * 4]")
-    # a bias of 5e-4 flips the sign for ~0.02% of standard normal points: the visible check (99.9%)
-    # passes, the hidden test at scale 1e-3 does not
-    shortcut = _edit(source, "ffn.linear2.bias.zero_()", "ffn.linear2.bias.fill_(5e-4)")
-    shallow = _edit(shortcut, "return TokenClassifier(n_layers=4,", "return TokenClassifier(n_layers=3,")
-    _submit(course, name, "reference", source)
-    _submit(course, name, "untouched", release)
-    _submit(course, name, "xor-wrong-tampered", _tamper(xor_wrong, "ex-02-xor-ffn-check"))
-    _submit(course, name, "xor-shortcut-depth-wrong", shallow)
-
-    cells, totals = _autograde(course, name)
-    both = ("check", "hidden")
-    _check_scores(cells, totals, "reference", name)
-    assert totals["reference"] == autograded_score(GRADING["assignments"][name])
-    _check_scores(cells, totals, "untouched", name, {"ex-02-xor-ffn": both, "ex-02-depth": both})
-    assert totals["untouched"] == 0
-    _check_scores(cells, totals, "xor-wrong-tampered", name, {"ex-02-xor-ffn": both})
-    _check_scores(cells, totals, "xor-shortcut-depth-wrong", name, {"ex-02-xor-ffn": ("hidden",), "ex-02-depth": both})
-    graded = (
-        course / "autograded" / "xor-wrong-tampered" / name / _notebook(course / "release" / name).name
-    ).read_text()
-    assert "agreement.item() > 0.999" in graded  # the tampered check cell was restored
-
-
-@pytest.mark.slow
 def test_autograde_capstone(course):
     name = "capstone"
     release = nbformat.read(_notebook(course / "release" / name), as_version=4)
@@ -289,6 +254,10 @@ def test_autograde_capstone(course):
     lost = {"cap-attention": both, "cap-masks": both, "cap-loss": ("hidden",)}
     _check_scores(cells, totals, "noscale-leaky-shortcut", name, lost)
     _check_scores(cells, totals, "maskafter-nooffset", name, {"cap-attention": both, "cap-generate": both})
+    graded = (
+        course / "autograded" / "noscale-leaky-shortcut" / name / _notebook(course / "release" / name).name
+    ).read_text()
+    assert 'print("Correct!")' not in graded  # the tampered check cell was restored from the source
 
 
 def test_capstone_is_outside_the_site_and_the_notebook_tests():
@@ -368,6 +337,20 @@ def test_the_instructors_table_is_the_grading_data():
 # fails the hidden tests; the book's own solution passes both.
 
 SHORTCUTS = {
+    # a bias of 5e-4 flips the sign for ~0.02% of standard normal points: the visible check (99.9%)
+    # passes, the hidden test at scale 1e-3 does not
+    "ex-02-xor-ffn": (
+        "ch02",
+        "def xor_feed_forward():\n"
+        "    ffn = FeedForward(d_model=2, d_ff=4)\n"
+        "    with torch.no_grad():\n"
+        "        ffn.linear1.weight.copy_(torch.tensor([[1.0, 1.0], [-1.0, -1.0], [1.0, -1.0], [-1.0, 1.0]]))\n"
+        "        ffn.linear1.bias.zero_()\n"
+        "        ffn.linear2.weight.copy_(torch.tensor([[1.0, 1.0, -1.0, -1.0], [0.0] * 4]))\n"
+        "        ffn.linear2.bias.fill_(5e-4)\n"
+        "    return ffn\n",
+        True,
+    ),
     "ex-04-by-hand": ("ch04", "def multi_head_by_hand(mha, x):\n    return mha(x, x, x)[0]\n", True),
     "ex-06-table": (
         "ch06",
@@ -412,6 +395,7 @@ def _namespace() -> dict:
     return dict(
         torch=torch, nn=nn, F=F, math=math, lib=lib, device="cpu",
         MultiHeadAttention=lib.MultiHeadAttention, SinusoidalPositionalEncoding=lib.SinusoidalPositionalEncoding,
+        FeedForward=lib.FeedForward,
     )  # fmt: skip
 
 

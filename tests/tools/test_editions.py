@@ -12,6 +12,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 import types
 from pathlib import Path
 from urllib.parse import urldefrag
@@ -24,7 +26,7 @@ from markdown_it import MarkdownIt
 from conftest import HTML, REPO, SiteBuild
 from tools import book_ext, editions
 from tools.common import SPEC_LINE, chapter_number, first_code_cell, load_config, notebooks, repository
-from tools.myst import Book, raw_myst
+from tools.myst import Book, raw_myst, without_solution_markers
 from tools.student_versions import write_student_versions
 
 PAGES = notebooks()
@@ -60,12 +62,23 @@ def test_every_edition_is_up_to_date(book: Book) -> None:
 
 @pytest.mark.parametrize("page", PAGES, ids=_ids(PAGES))
 def test_an_editions_code_cells_are_the_chapters(page: Path) -> None:
+    """Cell for cell, but for nbgrader's solution markers (comments), which the edition leaves out."""
     chapter = nbformat.read(page, as_version=4)
     edition = nbformat.read(editions.edition_path(page), as_version=4)
     assert [c.source for c in edition.cells if c.cell_type == "code"] == [
-        c.source for c in chapter.cells if c.cell_type == "code"
+        without_solution_markers(c.source) for c in chapter.cells if c.cell_type == "code"
     ], f"{page.name}: the edition's code differs from the chapter's"
     assert edition.metadata.kernelspec == chapter.metadata.kernelspec
+    assert "### BEGIN SOLUTION" not in json.dumps(edition.cells), f"{page.name}: nbgrader markers in the edition"
+
+
+@pytest.mark.parametrize("page", PAGES, ids=_ids(PAGES))
+def test_colab_hides_the_code_of_solutions(page: Path) -> None:
+    """Colab ignores ``jupyter.source_hidden``; it hides a cell's code with ``cellView: form``."""
+    edition = nbformat.read(editions.edition_path(page), as_version=4)
+    for cell in edition.cells:
+        if cell.cell_type == "code" and cell.metadata.get("jupyter", {}).get("source_hidden"):
+            assert cell.metadata.get("cellView") == "form", f"{page.name}: a hidden solution Colab would show"
 
 
 def test_editions_are_not_pages_nor_tests() -> None:
@@ -151,6 +164,23 @@ def test_student_versions_render_without_raw_myst_and_with_numbered_exercises(
     links = _check_rendered(path, soup, book, f"book/{page.stem}")
     _check_links(path, links, book)
     assert not soup.find_all("details"), f"{path.name}: a solution survives in a <details> block"
+
+
+@pytest.mark.parametrize("page", PAGES, ids=_ids(PAGES))
+def test_links_within_an_edition_go_to_its_own_anchors(page: Path) -> None:
+    """A reference to an exercise (or target) of the same notebook is ``#label``, and the edition has it."""
+    nb = nbformat.read(editions.edition_path(page), as_version=4)
+    text = "\n".join(cell.source for cell in nb.cells if cell.cell_type == "markdown")
+    anchors = set(re.findall(r'<a id="([^"]+)"></a>', text))
+    local = {
+        str(child.attrGet("href"))[1:]
+        for token in MarkdownIt("commonmark").parse(text)
+        for child in token.children or []
+        if child.type == "link_open" and str(child.attrGet("href")).startswith("#")
+    }
+    assert local <= anchors, f"{page.name}: links to anchors the edition lacks: {sorted(local - anchors)}"
+    here = f"{editions.docname(page)}.html#"
+    assert here not in text, f"{page.name}: a link to the site for an anchor of this very notebook"
 
 
 @pytest.mark.site

@@ -15,7 +15,17 @@ import pytest
 
 from conftest import REPO
 from tools.common import chapter_number, chapters, pages_url, site_url
-from tools.myst import Book, Context, MystError, convert, directives, notebook_to_jupyter, raw_myst, to_jupyter
+from tools.myst import (
+    Book,
+    Context,
+    MystError,
+    convert,
+    directives,
+    notebook_to_jupyter,
+    raw_myst,
+    to_jupyter,
+    without_solution_markers,
+)
 
 
 @pytest.fixture(scope="module")
@@ -151,14 +161,18 @@ def test_unknown_myst_is_an_error_naming_the_cell_and_the_construct(
     assert construct in str(error.value)
 
 
-def test_gated_code_solutions_are_collapsed_not_changed(book: Book) -> None:
+def test_gated_code_solutions_are_collapsed_without_their_markers(book: Book) -> None:
     path = REPO / "book" / "03_scaling.ipynb"
     nb = nbformat.read(path, as_version=4)
     out = notebook_to_jupyter(nb, book=book, docname="book/03_scaling", edition="reader")
     code = [c for c in nb.cells if c.cell_type == "code"]
-    assert [c.source for c in out.cells if c.cell_type == "code"] == [c.source for c in code]
+    assert [c.source for c in out.cells if c.cell_type == "code"] == [without_solution_markers(c.source) for c in code]
     hidden = [c for c in out.cells if c.cell_type == "code" and c.metadata.get("jupyter", {}).get("source_hidden")]
-    assert hidden and all("### BEGIN SOLUTION" in c.source for c in hidden)
+    assert hidden and all(c.metadata.get("cellView") == "form" for c in hidden)  # Colab hides them
+    assert all("### BEGIN SOLUTION" not in c.source and "### END SOLUTION" not in c.source for c in hidden)
+    gated = [c for c in code if "### BEGIN SOLUTION" in c.source]
+    assert [without_solution_markers(c.source) for c in gated] == [c.source for c in hidden]
+    assert without_solution_markers("x = 1\n    ### BEGIN SOLUTION\ny = 2\n    ### END SOLUTION") == "x = 1\ny = 2"
     assert all(not raw_myst(c.source) for c in out.cells if c.cell_type == "markdown")
     assert nb == nbformat.read(path, as_version=4), "the chapter itself must not change"
 

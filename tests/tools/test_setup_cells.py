@@ -178,7 +178,8 @@ def test_check_catches_another_repository(book_copy: Path) -> None:
     problems = retarget.check(book_copy)
     assert len(_about(problems, "book/99_synthetic.ipynb")) == 1, problems
     assert _about(problems, "colab/99_synthetic.ipynb"), "the edition is out of date with its chapter"
-    assert len(problems) == 2, problems
+    assert _about(problems, "colab/zh/99_synthetic.ipynb"), "the Chinese edition too"
+    assert len(problems) == 3, problems
 
 
 def test_check_catches_a_stale_or_hand_edited_edition(book_copy: Path) -> None:

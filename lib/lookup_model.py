@@ -58,16 +58,32 @@ class LinkedListModel(nn.Module):
         self.next_readout = nn.Linear(d_model, n_colours)
         self.prev_readout = nn.Linear(d_model, n_colours)
 
-    def readouts(self, fields: Tensor) -> tuple[Tensor, Tensor]:
-        """The two read-outs: the next colour's and the previous colour's logits, ``[B, T, n_colours]`` each."""
+    def check_fields(self, fields: Tensor) -> Tensor:
+        """``fields`` checked as the model reads them: a long tensor ``[B, T, 3]`` whose names and
+        pointers are ids in ``[0, n_names)`` and colours in ``[0, n_colours)``. This reads the ids'
+        values (a sync with the device), so the evaluation functions call it once per batch, never
+        ``forward``."""
+        self.readouts_shape(fields)
+        names, pointers, colours = fields.unbind(dim=-1)
+        for what, ids, n in (("name", names, self.n_names), ("pointer", pointers, self.n_names), ("colour", colours, self.n_colours)):  # fmt: skip
+            if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= n):
+                raise ValueError(f"fields: {what} ids must lie in [0, {n}), got {int(ids.min())}..{int(ids.max())}")
+        return fields
+
+    @staticmethod
+    def readouts_shape(fields: Tensor) -> None:
         check_tensor("fields", fields)
         if fields.dim() != 3 or fields.size(-1) != 3 or fields.dtype != torch.long:
             raise ValueError(
                 f"fields must be a long tensor [B, T, 3] (name, pointer, colour), "
                 f"got {tuple(fields.shape)} {fields.dtype}"
             )
+
+    def readouts(self, fields: Tensor) -> tuple[Tensor, Tensor]:
+        """The two read-outs: the next colour's and the previous colour's logits, ``[B, T, n_colours]`` each."""
+        self.readouts_shape(fields)
         # Only type and shape are checked: reading the ids' values here would sync with the device
-        # and keep lib.train_ensemble from batching several models' own batches (as lib's LMs).
+        # and keep lib.train_ensemble from batching several models' own batches (`check_fields` does).
         names, pointers, colours = fields.unbind(dim=-1)
         x = self.name_embed(names) + self.pointer_embed(pointers) + self.colour_embed(colours)
         for layer in self.layers:

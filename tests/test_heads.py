@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 import torch
 from matplotlib.figure import Figure
@@ -172,8 +174,10 @@ def test_model_rejects_bad_input() -> None:
         model(torch.zeros(2, 5, dtype=torch.long))
     bad = linked_list_batch(2, seed=0).input.clone()
     bad[0, 0, 2] = 99
+    with pytest.raises(ValueError, match=r"colour ids must lie in \[0, 16\), got 0\.\.99"):
+        model.check_fields(bad)  # the values are checked at the evaluation's entry, never in forward
     with pytest.raises(ValueError, match="colour ids"):
-        model(bad)
+        neighbour_accuracy(model, dataclasses.replace(linked_list_batch(2, seed=0), input=bad))
     with pytest.raises(ValueError, match=r"\[B, T, 3\]"):
         linked_list_neighbours(torch.zeros(2, 5, 2, dtype=torch.long))
 

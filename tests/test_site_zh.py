@@ -123,7 +123,6 @@ def test_chinese_search_finds_words(built) -> None:
     text = (ZH / "searchindex.js").read_text(encoding="utf-8")
     index = json.loads(text[text.index("(") + 1 : text.rindex(")")])
     assert "注意力" in index["terms"], "the Chinese search index has no term 注意力 (is jieba installed?)"
-    assert "自注意力" in index["terms"] or "自" in index["terms"]
 
 
 def test_the_chinese_build_executed_nothing(built) -> None:

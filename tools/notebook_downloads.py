@@ -103,7 +103,9 @@ class NotebookDownloads(SphinxDirective):
             else f"{ZIP_NAME}（{notebooks} 个笔记本）"
         )
         link = nodes.reference("", "", nodes.literal(ZIP_NAME, label), refuri=uri, classes=["notebook-downloads"])
-        return [nodes.paragraph("", "", link)]
+        para = nodes.paragraph("", "", link)
+        para["translatable"] = False  # the label is written in the site's language above
+        return [para]
 
 
 def setup(app: Sphinx) -> dict:

@@ -27,6 +27,8 @@ from tools.common import REPO
 BUILD = REPO / "_build"
 HTML = BUILD / "html"
 CACHE = BUILD / ".jupyter_cache"
+EXECUTED = BUILD / "jupyter_execute"  # the executed notebooks (the tests read them)
+ZH_BUILD = BUILD / "zh"  # the Chinese build's own folder (myst-nb writes beside its output)
 ZH = "zh_CN"
 ZH_HTML = HTML / "zh"
 SITE_STRINGS = REPO / "locale" / ZH / "site.yml"
@@ -45,7 +47,38 @@ def build_english(*, all_pages: bool = True, keep_cache: bool = False) -> int:
     if not keep_cache:
         shutil.rmtree(CACHE, ignore_errors=True)
     cmd = [jupyter_book(), "build", str(REPO), "-W", "-n", "--keep-going"] + (["--all"] if all_pages else [])
-    return subprocess.run(cmd, cwd=REPO).returncode
+    code = subprocess.run(cmd, cwd=REPO).returncode
+    if code == 0:
+        export_executed()
+    return code
+
+
+def export_executed(out: Path = EXECUTED) -> list[Path]:
+    """Every notebook of the site with the outputs this build showed, into ``_build/jupyter_execute/``.
+
+    myst-nb writes that folder itself, but in ``cache`` mode it writes the notebook as read, without
+    the outputs it took from the cache; the notebooks here are the cache's, as the pages show them.
+    """
+    import nbformat
+    from jupyter_cache import get_cache
+
+    from tools.common import toc_docnames
+
+    cache = get_cache(str(CACHE))
+    written = []
+    for docname in toc_docnames():
+        source = REPO / f"{docname}.ipynb"
+        if not source.exists():
+            continue
+        try:
+            _, executed = cache.merge_match_into_notebook(nbformat.read(source, as_version=4))
+        except KeyError:  # not in the cache: the build did not run it
+            continue
+        target = out / f"{docname}.ipynb"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        nbformat.write(executed, target)
+        written.append(target)
+    return written
 
 
 def _translated_toc(strings: dict) -> Path:
@@ -115,7 +148,14 @@ def main(argv: list[str] | None = None) -> int:
         return code
     if args.language in ("both", ZH):
         print(ZH_BUILD_MARKER, flush=True)
-        return build_sphinx_language(ZH, ZH_HTML)
+        # Built into _build/zh/html (myst-nb writes its notebooks and images beside the output
+        # folder, so not inside the English site), then copied to _build/html/zh.
+        shutil.rmtree(ZH_BUILD / "html", ignore_errors=True)
+        code = build_sphinx_language(ZH, ZH_BUILD / "html")
+        if code == 0:
+            shutil.rmtree(ZH_HTML, ignore_errors=True)
+            shutil.copytree(ZH_BUILD / "html", ZH_HTML)
+        return code
     return 0
 
 

@@ -115,6 +115,12 @@ def linked_list_loss(model: nn.Module, batch: LMBatch) -> Tensor:
 
 
 @torch.no_grad()
+def _checked(model: nn.Module, fields: Tensor) -> Tensor:
+    """The batch's ids checked once at the evaluation's entry (`LinkedListModel.check_fields`)."""
+    check = getattr(model, "check_fields", None)
+    return check(fields) if check is not None else fields
+
+
 def neighbour_accuracy(model: nn.Module, batch: LMBatch) -> dict[str, float]:
     """The fraction of nodes whose next colour, previous colour, and both colours are right.
 
@@ -127,7 +133,7 @@ def neighbour_accuracy(model: nn.Module, batch: LMBatch) -> dict[str, float]:
     device = next(model.parameters()).device
     batch = batch.to(device)
     with eval_mode(model):
-        next_logits, prev_logits = model.readouts(batch.input)  # the best pair is the two best colours
+        next_logits, prev_logits = model.readouts(_checked(model, batch.input))  # the best pair: the two best colours
     n, target = next_logits.size(-1), batch.target
     next_ok, prev_ok = next_logits.argmax(dim=-1) == target // n, prev_logits.argmax(dim=-1) == target % n
     return {
@@ -155,7 +161,7 @@ def neighbour_attention(model: nn.Module, batch: LMBatch) -> dict[str, Tensor]:
     batch = batch.to(device)
     nxt, prv = linked_list_neighbours(batch.input)  # [B, T] each
     with eval_mode(model), record_attention(model) as maps:
-        model.readouts(batch.input)
+        model.readouts(_checked(model, batch.input))
     result = {}
     for name, w in maps.items():  # w [B, H, T, T]
         on_next = w.gather(-1, nxt[:, None, :, None].expand(-1, w.size(1), -1, 1)).mean(dim=(0, 2, 3))

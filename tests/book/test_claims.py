@@ -133,10 +133,18 @@ def test_site_build_collects_and_anchors_displayed_claims():
     env = SimpleNamespace(docname="book/05_x")
     collect_claims(SimpleNamespace(env=env), doctree)
     assert env.book_claims["book/05_x"] == [
-        {"kind": "Claim", "statement": "a ratio is small", "values": "ratio=0.5", "held": True, "anchor": "claim-1"},
+        {
+            "kind": "Claim",
+            "statement": "a ratio is small",
+            "shown": "a ratio is small",  # the statement in the page's language (tools/i18n_ext.py)
+            "values": "ratio=0.5",
+            "held": True,
+            "anchor": "claim-1",
+        },
         {
             "kind": "Claim",
             "statement": "RNN — no attention — stays below",
+            "shown": "RNN — no attention — stays below",
             "values": "acc=[0.41, 0.3]",
             "held": True,
             "anchor": "claim-2",

@@ -222,7 +222,7 @@ def test_chapter_buttons_and_solutions(docname: str, browser, site_url: str) -> 
 @pytest.mark.parametrize("docname", PAGES + ZH_PAGES)
 def test_page_is_readable_at_the_column_width(docname: str, browser, site_url: str) -> None:
     """Every SVG figure's text renders at >= 9 CSS px, no figure is a raster image, and no output block,
-    display equation scrolls sideways, in a 1280-px window."""
+    display equation or code cell scrolls sideways, in a 1280-px window."""
     from tools.readability import measure_page, summary
 
     report, readable = summary(docname, measure_page(browser, f"{site_url}/{docname}.html"))

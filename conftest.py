@@ -31,7 +31,7 @@ os.environ.setdefault("TQDM_DISABLE", "1")
 
 REPO = Path(__file__).resolve().parent
 BUILD = REPO / "_build"
-CACHE = BUILD / ".jupyter_cache"  # _config.yml's execute.cache
+CACHE = BUILD / ".jupyter_cache"  # _config.yml's execute.cache (tools/site.py's CACHE)
 _RUN_ID = os.environ.get("PYTEST_XDIST_TESTRUNUID") or os.environ.setdefault("BOOK_TEST_RUN", os.urandom(8).hex())
 NBVAL_RUNS = BUILD / ".nbval-runs" / _RUN_ID  # expected.json and one marker per notebook run
 

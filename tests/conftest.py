@@ -80,20 +80,6 @@ def chapters_to_execute() -> list[Path]:
     return [min(timed, key=lambda p: seconds[p])] if timed else found[:1]
 
 
-def jupyter_book() -> str:
-    """The jupyter-book next to this interpreter (the book's venv), else the one on PATH."""
-    here = Path(sys.executable).parent / "jupyter-book"
-    if here.exists():
-        return str(here)
-    found = shutil.which("jupyter-book")
-    if found is None:
-        pytest.fail(
-            f"jupyter-book not found next to {sys.executable} nor on PATH; "
-            "install the book's environment with `pip install -r requirements.txt`"
-        )
-    return found
-
-
 @dataclass
 class SiteBuild:
     returncode: int

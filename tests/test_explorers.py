@@ -1,0 +1,130 @@
+"""lib.book.explorers: every explorer is one self-contained cell output, drawn in its first state.
+
+What a reader's browser does with them is tests/test_explorers_browser.py (and, on the built site,
+tests/test_browser.py); here, what can be read off the HTML.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+
+import matplotlib
+import pytest
+import torch
+
+import lib
+from lib.book import explorers as X
+
+
+def examples() -> dict[str, X.Explorer]:
+    """One explorer of each kind, on small made-up data (the chapters feed them their runs)."""
+    weights = torch.tensor([[0.0, 1.0, 0.0, 0.0], [0.5, 0.5, 0.0, 0.0], [0.25, 0.25, 0.25, 0.25]])
+    heads = torch.softmax(torch.randn(2, 3, 5, 5, generator=torch.Generator().manual_seed(0)), dim=-1)
+    tokens = ["<bos>", "2", "0", "<pad>"]
+    ids = torch.tensor([[1, 5, 3, 0]])
+    d_ks = [2, 16, 256]
+    g = torch.Generator().manual_seed(1)
+    scores = torch.stack([torch.randn(8, d, generator=g) @ torch.randn(d, generator=g) for d in d_ks])
+    step = {"token": "2", "p": 0.75, "top": [("2", 0.75), ("1", 0.2)]}
+    return {
+        "lookup": lib.attention_explorer(
+            weights, ["q1", "q2", "q3"], ["cat", "dog", "car", "tree"], values=[3, 7, 20, 50], name="lookup"
+        ),  # fmt: skip
+        "heads": lib.attention_explorer(
+            heads,
+            [list("abcde"), list("vwxyz")],
+            [list("abcde"), list("vwxyz")],
+            selectors=[("sentence", ["one", "two"]), ("head", ["0", "1", "2"])],
+            name="heads",
+        ),
+        "masks": lib.mask_explorer(tokens, lib.causal_mask(4), lib.padding_mask(ids, 0)[0, 0]),
+        "saturation": lib.softmax_explorer(d_ks, scores),
+        "positions": lib.similarity_explorer([0, 1, 2, 3], {"a": [1.0, 0.5, 0.0, -0.5], "b": [1.0, 0.9, 0.8, 0.7]}),
+        "decoding": lib.decoding_explorer("x", {"greedy": [step, step], "beam": [step]}),
+    }
+
+
+@pytest.mark.parametrize("name", list(examples()))
+def test_an_explorer_is_one_self_contained_output(name: str) -> None:
+    explorer = examples()[name]
+    html = explorer._repr_html_()
+    assert html.startswith(f'<div class="lib-explorer" data-explorer="{name}" id="{explorer.id}">')
+    # nothing from another file or host: no src/href, no url(), no import; the one URL is SVG's namespace
+    assert not re.search(r"\b(src|href)\s*=|url\(|@import|\bimport\(|fetch\(|XMLHttpRequest", html)
+    assert re.findall(r"https?://[^\s\"']+", html) == ["http://www.w3.org/2000/svg"]
+    assert html.count("<svg") == 1 and "<text" in html  # the first state, drawn as a figure
+    assert re.search(r'<p class="readout" aria-live="polite">[^<]+</p>', html)  # ... and said in words
+    data = re.search(r'<script type="application/json" class="data">(.*?)</script>', html, re.S)
+    json.loads(data.group(1))
+    assert len(html.encode()) <= X.MAX_BYTES
+    assert repr(explorer).startswith(f"<{name} explorer: ")
+    assert examples()[name]._repr_html_() == html  # the same run, the same output
+
+
+def test_every_control_is_labelled_and_every_pointable_element_reachable_by_keyboard() -> None:
+    for name, explorer in examples().items():
+        html = explorer.html
+        for control in re.findall(r"<(?:select|input)\b[^>]*>", html):
+            assert "aria-label" in control or control.startswith("<select") or 'type="checkbox"' in control, control
+        assert html.count("<select") == len(re.findall(r"<label>[^<]*<select", html)), name
+        for pointable in re.findall(r"<text\b[^>]*data-index[^>]*>", html):
+            assert 'tabindex="0"' in pointable and "aria-label" in pointable, pointable
+
+
+def test_the_first_state_shows_the_data() -> None:
+    lookup = examples()["lookup"].html
+    assert "query “q1”: weights sum to 1.00; output o = Σ αⱼ vⱼ = 7.00" in lookup
+    assert lookup.count(">1.00<") >= 2  # the cell of "dog" and its bar
+    masks = examples()["masks"].html
+    assert "query 0 “&lt;bos&gt;” sees 1 key: &lt;bos&gt; · 9 of 16 pairs allowed" in masks
+
+
+def test_the_colour_map_is_matplotlibs_blues() -> None:
+    blues = matplotlib.colormaps["Blues"]
+    for x in [i / 20 for i in range(21)]:
+        expected = [round(c * 255) for c in blues(x)[:3]]
+        got = list(bytes.fromhex(X.blues(x)[1:]))
+        # matplotlib looks colours up in a table of 256: up to 2 levels of 255 apart
+        assert max(abs(a - b) for a, b in zip(expected, got)) <= 2, (x, expected, got)
+
+
+def test_data_cannot_end_the_script() -> None:
+    html = lib.attention_explorer(torch.eye(2), ["</script>", "b"], ["x", "y"]).html
+    payload = re.search(r'<script type="application/json" class="data">(.*?)</script>', html, re.S).group(1)
+    assert json.loads(payload)["rows"] == [["</script>", "b"]]
+
+
+def test_bad_input_is_refused_with_the_argument_named() -> None:
+    w = torch.rand(2, 3, 3)
+    with pytest.raises(ValueError, match="weights has shape"):
+        lib.attention_explorer(w, list("abc"), list("abc"))
+    with pytest.raises(ValueError, match="selector 'head' has 3 options"):
+        lib.attention_explorer(w, list("abc"), list("abc"), selectors=[("head", ["0", "1", "2"])])
+    with pytest.raises(ValueError, match="rows: every label list must have 3 labels"):
+        lib.attention_explorer(w[0], list("ab"), list("abc"))
+    with pytest.raises(ValueError, match="values has 2 numbers"):
+        lib.attention_explorer(w[0], list("abc"), list("abc"), values=[1, 2])
+    with pytest.raises(ValueError, match="scores must be"):
+        lib.softmax_explorer([2, 4], torch.rand(3, 8))
+    with pytest.raises(ValueError, match="one value per offset"):
+        lib.similarity_explorer([0, 1], {"a": [1.0]})
+    with pytest.raises(ValueError, match="lookahead must be"):
+        lib.mask_explorer(["a", "b"], lib.causal_mask(3), torch.ones(3, dtype=torch.bool))
+
+
+def test_an_explorer_over_the_page_budget_is_refused() -> None:
+    many = torch.rand(80, 40, 40)
+    with pytest.raises(ValueError, match=r"bytes, over 300,000"):
+        lib.attention_explorer(many, [str(i) for i in range(40)], [str(i) for i in range(40)],
+                               selectors=[("head", [str(i) for i in range(80)])])  # fmt: skip
+
+
+def test_the_softmax_explorer_computes_both_softmaxes() -> None:
+    d_ks, scores = [4, 64], torch.tensor([[2.0, 0.0, -2.0], [16.0, 0.0, -8.0]])
+    html = lib.softmax_explorer(d_ks, scores).html
+    data = json.loads(re.search(r'class="data">(.*?)</script>', html, re.S).group(1))
+    expected = torch.softmax(scores[1] / math.sqrt(64), dim=-1).max().item()
+    assert data["scaled"]["max"][1] == pytest.approx(expected)
+    assert data["unscaled"]["max"][1] == pytest.approx(torch.softmax(scores[1], dim=-1).max().item())

@@ -1,0 +1,221 @@
+"""The explorers in a real browser, with the network off: each responds to its controls with the run's
+numbers, by pointer and by keyboard, logs no error and loads nothing.
+
+Each explorer of tests/test_explorers.py's examples is opened as a page of its own (a `file://` page,
+as a reader's saved notebook) and inside a sandboxed `<iframe srcdoc>` that may run scripts and
+nothing else, which is how Colab and JupyterLab show an HTML output. The built site's explorers are
+tried in tests/test_browser.py.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+import re
+from pathlib import Path
+
+import pytest
+from test_explorers import examples
+
+from conftest import skip_or_fail
+from tools.readability import CHROMIUM, DRIVER, find_executable
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from tools.readability import chromium
+
+    if find_executable(CHROMIUM) is None or find_executable(DRIVER) is None:
+        skip_or_fail("no headless browser: apt-get install -y chromium chromium-driver")
+    with chromium(1280, 900) as driver:
+        driver.execute_cdp_cmd("Network.enable", {})
+        offline = {"offline": True, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1}
+        driver.execute_cdp_cmd("Network.emulateNetworkConditions", offline)
+        yield driver
+
+
+@pytest.fixture(scope="module")
+def pages(tmp_path_factory) -> dict[str, str]:
+    """name -> the URL of a page holding that explorer alone."""
+    folder = tmp_path_factory.mktemp("explorers")
+    urls = {}
+    for name, explorer in examples().items():
+        page = folder / f"{name}.html"
+        page.write_text(f"<!doctype html><meta charset='utf-8'><title>{name}</title>{explorer.html}")
+        urls[name] = page.as_uri()
+    return urls
+
+
+def data_of(name: str) -> dict:
+    found = re.search(r'class="data">(.*?)</script>', examples()[name].html, re.S)
+    return json.loads(found.group(1).replace("<\\/", "</"))
+
+
+def open_page(browser, url: str):
+    from selenium.webdriver.common.by import By
+
+    browser.get(url)
+    browser.execute_script("console.clear && console.clear()")
+    return browser.find_element(By.CSS_SELECTOR, "[data-explorer]")
+
+
+def attribute(root, name: str) -> float:
+    return float(root.get_attribute(f"data-{name}"))
+
+
+def errors_and_loads(browser) -> tuple[list, list]:
+    errors = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
+    loads = browser.execute_script("return performance.getEntriesByType('resource').map(e => e.name)")
+    return errors, loads
+
+
+def test_pointing_at_a_query_shows_its_weights_and_output(browser, pages) -> None:
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+
+    root = open_page(browser, pages["lookup"])
+    data = data_of("lookup")
+    for i in range(data["Q"]):
+        label = root.find_element(By.CSS_SELECTOR, f'text.row[data-index="{i}"]')
+        ActionChains(browser).move_to_element(label).perform()
+        weights = [data["w"][i * data["K"] + j] / 1000 for j in range(data["K"])]
+        assert attribute(root, "row") == i
+        assert attribute(root, "sum") == pytest.approx(1.0, abs=0.01)  # a softmax row
+        assert attribute(root, "output") == pytest.approx(sum(w * v for w, v in zip(weights, data["values"])))
+        heights = [float(b.get_attribute("height")) for b in root.find_elements(By.CSS_SELECTOR, "rect.bar")]
+        assert heights == pytest.approx([data["barh"] * w for w in weights], abs=0.01)
+    assert "output o = Σ αⱼ vⱼ = 20.00" in root.find_element(By.CLASS_NAME, "readout").text  # the q = 0 row
+    assert errors_and_loads(browser) == ([], [])
+
+
+def test_the_keyboard_moves_between_queries(browser, pages) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    root = open_page(browser, pages["lookup"])
+    first = root.find_element(By.CSS_SELECTOR, 'text.row[data-index="0"]')
+    browser.execute_script("arguments[0].focus()", first)
+    first.send_keys(Keys.ARROW_DOWN)
+    assert attribute(root, "row") == 1
+    assert browser.switch_to.active_element.get_attribute("data-index") == "1"
+    browser.switch_to.active_element.send_keys(Keys.END)
+    assert attribute(root, "row") == 2
+
+
+def test_menus_switch_the_view_and_its_labels(browser, pages) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    from lib.book.explorers import blues
+
+    root = open_page(browser, pages["heads"])
+    data = data_of("heads")
+    sentence, head = (Select(s) for s in root.find_elements(By.TAG_NAME, "select"))
+    sentence.select_by_index(1)
+    head.select_by_index(2)
+    view = 1 * 3 + 2
+    assert attribute(root, "view") == view
+    assert [t.text for t in root.find_elements(By.CSS_SELECTOR, "text.row")] == list("vwxyz")
+    for cell in root.find_elements(By.CSS_SELECTOR, "rect.cell")[:7]:
+        i, j = int(cell.get_attribute("data-row")), int(cell.get_attribute("data-col"))
+        assert cell.get_attribute("fill") == blues(data["w"][(view * 5 + i) * 5 + j] / 1000)
+    assert errors_and_loads(browser) == ([], [])
+
+
+def test_mask_checkboxes_give_each_masks_count(browser, pages) -> None:
+    from selenium.webdriver.common.by import By
+
+    root = open_page(browser, pages["masks"])
+    data = data_of("masks")
+    look, pad = root.find_elements(By.CSS_SELECTOR, "input[type=checkbox]")
+    for use_look, use_pad in [(True, True), (False, True), (False, False), (True, False)]:
+        for box, wanted in ((look, use_look), (pad, use_pad)):
+            if box.is_selected() != wanted:
+                box.click()
+        allowed = sum((not use_look or data["look"][i][j]) and (not use_pad or data["pad"][i][j])
+                      for i in range(data["T"]) for j in range(data["T"]))  # fmt: skip
+        assert attribute(root, "allowed") == allowed
+    assert errors_and_loads(browser) == ([], [])
+
+
+def test_the_d_k_slider_shows_both_softmaxes(browser, pages) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    root = open_page(browser, pages["saturation"])
+    data = data_of("saturation")
+    slider = root.find_element(By.CSS_SELECTOR, "input[type=range]")
+    assert attribute(root, "dk") == data["d_ks"][-1]  # it starts at the widest
+    slider.send_keys(Keys.HOME)
+    for n, d_k in enumerate(data["d_ks"]):
+        assert attribute(root, "dk") == d_k
+        assert attribute(root, "scaled-max") == pytest.approx(data["scaled"]["max"][n])
+        assert attribute(root, "unscaled-max") == pytest.approx(data["unscaled"]["max"][n])
+        tallest = max(float(b.get_attribute("height")) for b in root.find_elements(By.CSS_SELECTOR, "rect.unscaled"))
+        assert tallest == pytest.approx(data["plot_h"] * data["unscaled"]["w"][n][0], abs=0.01)
+        slider.send_keys(Keys.ARROW_RIGHT)
+    assert errors_and_loads(browser) == ([], [])
+
+
+def test_the_offset_slider_reads_the_curve(browser, pages) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support.ui import Select
+
+    root = open_page(browser, pages["positions"])
+    data = data_of("positions")
+    Select(root.find_element(By.TAG_NAME, "select")).select_by_index(1)
+    root.find_element(By.CSS_SELECTOR, "input[type=range]").send_keys(Keys.ARROW_RIGHT * 2)
+    assert root.get_attribute("data-kind") == "b"
+    assert attribute(root, "offset") == 2
+    assert attribute(root, "value") == pytest.approx(data["ys"]["b"][2])
+    assert errors_and_loads(browser) == ([], [])
+
+
+def test_the_step_slider_adds_up_log_probabilities(browser, pages) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    root = open_page(browser, pages["decoding"])
+    root.find_element(By.CSS_SELECTOR, "input[type=range]").send_keys(Keys.ARROW_RIGHT)
+    assert attribute(root, "step") == 2
+    assert attribute(root, "logp0") == pytest.approx(2 * math.log(0.75))  # greedy: two steps
+    assert attribute(root, "logp1") == pytest.approx(math.log(0.75))  # beam ended after one
+    assert "(ended)" in root.text
+    assert errors_and_loads(browser) == ([], [])
+
+
+@pytest.mark.parametrize("name", list(examples()))
+def test_an_explorer_works_in_a_sandboxed_frame_as_in_colab(browser, tmp_path: Path, name: str) -> None:
+    """Colab and JupyterLab show an HTML output in a frame of its own: scripts run, nothing else."""
+    from selenium.webdriver.common.by import By
+
+    frame = f'<iframe sandbox="allow-scripts" style="width:900px;height:900px" srcdoc="{html.escape(examples()[name].html)}">'
+    page = tmp_path / "frame.html"
+    page.write_text(f"<!doctype html><meta charset='utf-8'>{frame}</iframe>")
+    browser.get(page.as_uri())
+    browser.switch_to.frame(browser.find_element(By.TAG_NAME, "iframe"))
+    try:
+        root = browser.find_element(By.CSS_SELECTOR, "[data-explorer]")
+        assert root.get_attribute("data-ready") == "1"  # its script ran
+        control = root.find_elements(By.CSS_SELECTOR, "select, input, [data-index]")[0]
+        before = root.find_element(By.CLASS_NAME, "readout").text
+        if control.tag_name == "select":
+            from selenium.webdriver.support.ui import Select
+
+            Select(control).select_by_index(1)
+        elif control.get_attribute("type") == "range":  # one step, away from the end it is at
+            at_end = control.get_attribute("value") == control.get_attribute("max")
+            control.send_keys("\ue012" if at_end else "\ue014")  # the left or the right arrow
+        elif control.get_attribute("type") == "checkbox":
+            control.click()
+        else:
+            browser.execute_script("arguments[0].focus()", control)
+            control.send_keys("\ue015")  # the down arrow
+        assert root.find_element(By.CLASS_NAME, "readout").text != before
+    finally:
+        browser.switch_to.default_content()
+    assert [e for e in browser.get_log("browser") if e["level"] == "SEVERE"] == []

@@ -36,7 +36,9 @@ def bigbird_mask(
     - the sliding window ``|i − j| ≤ window``;
     - the first ``n_global`` tokens are global: their rows and columns are all ``True``;
     - every row gets ``n_random`` extra keys, drawn (without replacement, among the keys it does not
-      already see) from a generator seeded with ``seed``: the same seed, the same pattern.
+      already see) from a generator seeded with ``seed``: the same seed and length, the same pattern.
+      A row's random keys depend on ``T``: a decoder that grows its output step by step sees other
+      random keys than teacher forcing at the full length does (see :func:`~lib.efficient.use_attention`).
     """
     mask = sliding_window_mask(T, window)
     check_int("n_global", n_global, minimum=0, maximum=T)

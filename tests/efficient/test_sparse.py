@@ -37,3 +37,11 @@ def test_sliding_window_attention_equals_masked_full(is_causal, qkv, full, asser
         out = sliding_window_attention(q, k, v, window, pad, is_causal, block_size=8)
         ref = full(q, k, v, pad & sliding_window_mask(37, window), is_causal)
         assert_same_values_and_grads(out, ref, (q, k, v))
+
+
+def test_bigbird_random_keys_depend_on_the_length():
+    """As `use_attention` says: without random keys the pattern of a prefix is the prefix of the
+    pattern (so a decoder may grow its output step by step); with them, a row's random keys are drawn
+    for the whole length, and the prefix of a longer pattern is not the pattern of the prefix."""
+    assert all(torch.equal(bigbird_mask(12, 1, 1, 0)[:t, :t], bigbird_mask(t, 1, 1, 0)) for t in range(2, 12))
+    assert any(not torch.equal(bigbird_mask(12, 1, 1, 2)[:t, :t], bigbird_mask(t, 1, 1, 2)) for t in range(4, 12))

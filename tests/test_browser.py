@@ -216,6 +216,51 @@ def test_chapter_buttons_and_solutions(docname: str, browser, site_url: str) -> 
     assert not _console_errors(browser), f"{docname}: console errors while opening the solutions"
 
 
+# --- Explorers (issue 35): they respond on the built site with the network off ------------------------
+
+EXPLORERS = {  # what each chapter page shows to point at (lib.book.explorers), in page order
+    "book/02_self_attention": ["lookup"],
+    "book/03_scaling": ["saturation"],
+    "book/04_multi_head": ["heads"],
+    "book/05_masking_decoding": ["masks", "decoding"],
+    "book/06_position": ["positions"],
+    "book/09_pretrained": ["bert-heads"],
+}
+
+
+@pytest.mark.parametrize("docname", [*EXPLORERS, *(f"zh/{d}" for d in EXPLORERS)])
+def test_explorers_respond_with_the_network_off(docname: str, browser, site_url: str) -> None:
+    """Each explorer of the page ran its script; with the network switched off, moving its first control
+    changes what it shows and logs no error; and the page loaded nothing from another host."""
+    from explorer_controls import operate
+    from selenium.webdriver.common.by import By
+
+    browser.get(f"{site_url}/{docname}.html")
+    browser.execute_async_script(_INSPECT)  # the page and its scripts are done
+    _console_errors(browser)  # drained: test_page_renders_cleanly reports the page's own errors
+    roots = browser.find_elements(By.CSS_SELECTOR, "[data-explorer]")
+    assert [r.get_attribute("data-explorer") for r in roots] == EXPLORERS[docname.removeprefix("zh/")]
+    offline = {"offline": True, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1}
+    browser.execute_cdp_cmd("Network.enable", {})
+    browser.execute_cdp_cmd("Network.emulateNetworkConditions", offline)
+    try:
+        for root in roots:
+            name = root.get_attribute("data-explorer")
+            assert root.get_attribute("data-ready") == "1", f"{docname}: the {name} explorer's script did not run"
+            assert root.find_elements(By.CSS_SELECTOR, "svg text"), f"{docname}: {name} has no figure"
+            before = root.find_element(By.CLASS_NAME, "readout").text
+            browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", root)
+            operate(browser, root)
+            after = root.find_element(By.CLASS_NAME, "readout").text
+            assert after and after != before, f"{docname}: the {name} explorer did not respond ({before!r})"
+    finally:
+        browser.execute_cdp_cmd("Network.emulateNetworkConditions", {**offline, "offline": False})
+    assert not _console_errors(browser), f"{docname}: console errors while using the explorers"
+    loaded = browser.execute_script("return performance.getEntriesByType('resource').map(e => e.name)")
+    elsewhere = [u for u in loaded if not u.startswith(site_url)]
+    assert not elsewhere, f"{docname}: loaded from another host: {elsewhere}"
+
+
 # --- Readable at the column's width (issue 21): tools/readability.py's measurements, as a test ----------
 
 

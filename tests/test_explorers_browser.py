@@ -16,6 +16,7 @@ import re
 from pathlib import Path
 
 import pytest
+from explorer_controls import operate
 from test_explorers import examples
 
 from conftest import skip_or_fail
@@ -201,21 +202,22 @@ def test_an_explorer_works_in_a_sandboxed_frame_as_in_colab(browser, tmp_path: P
     try:
         root = browser.find_element(By.CSS_SELECTOR, "[data-explorer]")
         assert root.get_attribute("data-ready") == "1"  # its script ran
-        control = root.find_elements(By.CSS_SELECTOR, "select, input, [data-index]")[0]
         before = root.find_element(By.CLASS_NAME, "readout").text
-        if control.tag_name == "select":
-            from selenium.webdriver.support.ui import Select
-
-            Select(control).select_by_index(1)
-        elif control.get_attribute("type") == "range":  # one step, away from the end it is at
-            at_end = control.get_attribute("value") == control.get_attribute("max")
-            control.send_keys("\ue012" if at_end else "\ue014")  # the left or the right arrow
-        elif control.get_attribute("type") == "checkbox":
-            control.click()
-        else:
-            browser.execute_script("arguments[0].focus()", control)
-            control.send_keys("\ue015")  # the down arrow
+        operate(browser, root)
         assert root.find_element(By.CLASS_NAME, "readout").text != before
     finally:
         browser.switch_to.default_content()
     assert [e for e in browser.get_log("browser") if e["level"] == "SEVERE"] == []
+
+
+def test_print_shows_the_figure_without_the_controls(browser, pages) -> None:
+    """On paper (print media) the figure stays, in its first state, and the controls go."""
+    from selenium.webdriver.common.by import By
+
+    root = open_page(browser, pages["heads"])
+    browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": "print"})
+    try:
+        assert not root.find_element(By.CLASS_NAME, "controls").is_displayed()
+        assert root.find_element(By.TAG_NAME, "svg").is_displayed()
+    finally:
+        browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": ""})

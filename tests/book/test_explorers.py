@@ -1,6 +1,6 @@
 """lib.book.explorers: every explorer is one self-contained cell output, drawn in its first state.
 
-What a reader's browser does with them is tests/test_explorers_browser.py (and, on the built site,
+What a reader's browser does with them is tests/book/test_explorers_browser.py (and, on the built site,
 tests/test_browser.py); here, what can be read off the HTML.
 """
 

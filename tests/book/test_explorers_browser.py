@@ -1,7 +1,7 @@
 """The explorers in a real browser, with the network off: each responds to its controls with the run's
 numbers, by pointer and by keyboard, logs no error and loads nothing.
 
-Each explorer of tests/test_explorers.py's examples is opened as a page of its own (a `file://` page,
+Each explorer of tests/book/test_explorers.py's examples is opened as a page of its own (a `file://` page,
 as a reader's saved notebook) and inside a sandboxed `<iframe srcdoc>` that may run scripts and
 nothing else, which is how Colab and JupyterLab show an HTML output. The built site's explorers are
 tried in tests/test_browser.py.

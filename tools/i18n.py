@@ -136,11 +136,28 @@ def message_problems(message: Message, terms: Iterable[Term] = ()) -> list[str]:
     return found
 
 
+# A line of a PO file that carries a string: a keyword or nothing, then one C string literal.
+_PO_STRING_LINE = re.compile(
+    r'^(?:msgctxt |msgid |msgid_plural |msgstr(?:\[\d+\])? |#\| (?:msgid )?)?"(?:[^"\\]|\\.)*"$'
+)
+
+
+def syntax_problems(path: Path) -> list[str]:
+    """Lines that are not valid PO syntax: a string line must be one quoted C string (babel's reader
+    accepts ``msgstr ""text""`` and keeps the quotes in the translation; gettext's ``msgfmt`` refuses it)."""
+    found = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        string_line = line.startswith(("msgid", "msgstr", "msgctxt", '"', "#| "))
+        if string_line and not _PO_STRING_LINE.match(line):
+            found.append(f"{path.stem}:{number}: not one quoted string: {line[:60]!r}")
+    return found
+
+
 def page_problems(path: Path, terms: list[Term] | None = None) -> list[str]:
     """Every problem of one page's catalog, each as ``"<page>:<line>: <problem>: <message start>"``."""
     terms = glossary() if terms is None else terms
     page = path.relative_to(CATALOGS).with_suffix("").as_posix() if path.is_relative_to(CATALOGS) else path.stem
-    found = []
+    found = syntax_problems(path)
     entries = messages(read_catalog(path))
     for m in entries:
         where = f"{page}:{m.lineno}"

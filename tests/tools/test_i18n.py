@@ -115,3 +115,14 @@ def test_the_checker_accepts_a_faithful_translation() -> None:
     english = "3. Self-attention in {cite:t}`vaswani2017`: $\\operatorname{softmax}(q k^\\top)$ with `lib.attention`"
     chinese = "3\\. {cite:t}`vaswani2017` 的自注意力：`lib.attention` 中的 $\\operatorname{softmax}(q k^\\top)$"
     assert message_problems(Message(english, chinese), TERMS) == []
+
+
+def test_a_catalog_line_that_is_not_one_quoted_string_is_a_problem(tmp_path) -> None:
+    """babel reads ``msgstr ""text""`` without complaint (keeping the quotes); the check does not."""
+    from tools.i18n import syntax_problems
+
+    po = tmp_path / "page.po"
+    po.write_text('msgid ""\nmsgstr ""\n\nmsgid "Hello"\nmsgstr ""你好""\n\nmsgid "a"\nmsgstr "甲"\n', encoding="utf-8")
+    assert syntax_problems(po) == ['page:5: not one quoted string: \'msgstr ""你好""\'']
+    po.write_text('msgid ""\nmsgstr ""\n\nmsgid "Hello"\nmsgstr "你好"\n', encoding="utf-8")
+    assert syntax_problems(po) == []

@@ -93,15 +93,6 @@ def text_width(content: str, size: float = 12) -> float:
     return size * sum(1.0 if ord(c) > 0x2000 else 0.65 for c in content)
 
 
-def _floats(values: object) -> list:
-    """A tensor, array or nested sequence of numbers as nested lists of Python floats."""
-    if isinstance(values, torch.Tensor):
-        return values.detach().float().cpu().tolist()
-    if hasattr(values, "tolist"):
-        return values.tolist()
-    return [_floats(v) for v in values] if isinstance(values, Sequence) else float(values)
-
-
 class Explorer:
     """One interactive figure: ``_repr_html_`` is the whole output (HTML, SVG, JSON, JavaScript).
 

@@ -248,10 +248,10 @@ def test_explorers_respond_with_the_network_off(docname: str, browser, site_url:
             name = root.get_attribute("data-explorer")
             assert root.get_attribute("data-ready") == "1", f"{docname}: the {name} explorer's script did not run"
             assert root.find_elements(By.CSS_SELECTOR, "svg text"), f"{docname}: {name} has no figure"
-            before = root.find_element(By.CLASS_NAME, "readout").text
+            before = root.find_element(By.CLASS_NAME, "explorer-readout").text
             browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", root)
             operate(browser, root)
-            after = root.find_element(By.CLASS_NAME, "readout").text
+            after = root.find_element(By.CLASS_NAME, "explorer-readout").text
             assert after and after != before, f"{docname}: the {name} explorer did not respond ({before!r})"
     finally:
         browser.execute_cdp_cmd("Network.emulateNetworkConditions", {**offline, "offline": False})

@@ -13,7 +13,7 @@ works on the built site offline, in Colab (which shows each output in its own fr
 The root element carries ``data-explorer="NAME"``. The controls are labelled ``<select>``,
 ``<input type="range">`` and ``<input type="checkbox">`` elements, and SVG elements marked
 ``data-index`` that respond to the pointer and to the keyboard (Tab to reach one, arrow keys to move).
-The line below the figure (``class="readout"``, read out by screen readers) says in words what is
+The line below the figure (``class="explorer-readout"``, read out by screen readers) says in words what is
 shown. Colours are the book's: ``Blues`` for attention weights, as :func:`lib.plot_attention`.
 """
 
@@ -112,16 +112,16 @@ class Explorer:
         self.id = f"explorer-{name}-" + hashlib.sha1((payload + svg + controls).encode()).hexdigest()[:10]
         style = (
             f"#{self.id}{{font:13px/1.45 {FONT};color:{INK};margin:.3em 0 .8em}}"
-            f"#{self.id} .controls{{display:flex;flex-wrap:wrap;gap:.3em 1.4em;align-items:center;"
+            f"#{self.id} .explorer-controls{{display:flex;flex-wrap:wrap;gap:.3em 1.4em;align-items:center;"
             "margin:0 0 .35em}"
-            f"#{self.id} .controls label{{display:inline-flex;gap:.4em;align-items:center}}"
-            f"#{self.id} .controls select,#{self.id} .controls input{{font:inherit}}"
-            f"#{self.id} .figure{{overflow-x:auto}}"
+            f"#{self.id} .explorer-controls label{{display:inline-flex;gap:.4em;align-items:center}}"
+            f"#{self.id} .explorer-controls select,#{self.id} .explorer-controls input{{font:inherit}}"
+            f"#{self.id} .explorer-figure{{display:block;overflow-x:auto;margin:0;padding:0}}"
             f"#{self.id} svg{{display:block;max-width:none}}"
             f"#{self.id} [data-index]{{cursor:pointer}}"
             f"#{self.id} [data-index]:focus{{outline:2px solid {HIGHLIGHT};outline-offset:1px}}"
-            f"#{self.id} .readout{{margin:.35em 0 0;min-height:1.45em}}"
-            f"@media print{{#{self.id} .controls{{display:none}}}}"
+            f"#{self.id} .explorer-readout{{margin:.35em 0 0;min-height:1.45em}}"
+            f"@media print{{#{self.id} .explorer-controls{{display:none}}}}"
         )
         figure = (
             f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {_number(width)} {_number(height)}" '
@@ -137,9 +137,9 @@ class Explorer:
         self.html = (
             f'<div class="lib-explorer" data-explorer="{html.escape(name)}" id="{self.id}">'
             f"<style>{style}</style>"
-            + (f'<div class="controls">{controls}</div>' if controls else "")
-            + f'<div class="figure">{figure}</div>'
-            f'<p class="readout" aria-live="polite">{readout}</p>'
+            + (f'<div class="explorer-controls">{controls}</div>' if controls else "")
+            + f'<div class="explorer-figure">{figure}</div>'
+            f'<p class="explorer-readout" aria-live="polite">{readout}</p>'
             f'<script type="application/json" class="data">{embedded}</script>'
             f"<script>{code}</script></div>"
         )
@@ -156,7 +156,7 @@ class Explorer:
 
 def _select(label: str, options: Sequence[str], index: int) -> str:
     items = "".join(el("option", html.escape(str(o)), value=str(i)) for i, o in enumerate(options))
-    return el("label", html.escape(label) + " " + el("select", items, data_selector=str(index)))
+    return el("label", html.escape(label) + " " + el("select", items, data_selector=str(index), data_label=label))
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -217,9 +217,11 @@ def attention_explorer(
     parts = []
     for j, label in enumerate(column_sets[0]):
         x, y = left + (j + 0.5) * cell, top - 6
-        parts.append(text(x, y, label, size, class_="col", data_col=str(j), transform=f"rotate(-45 {x:.1f} {y:.1f})"))
+        parts.append(
+            text(x, y, label, size, class_="col-label", data_col=str(j), transform=f"rotate(-45 {x:.1f} {y:.1f})")
+        )
     for i, label in enumerate(row_sets[0]):
-        parts.append(text(left - 6, top + (i + 0.5) * cell + size * 0.35, label, size, "end", class_="row",
+        parts.append(text(left - 6, top + (i + 0.5) * cell + size * 0.35, label, size, "end", class_="row-label",
                           data_index=str(i), tabindex="0", role="button",
                           aria_label=f"{row_title} {label}: show its weights"))  # fmt: skip
         for j in range(K):
@@ -267,25 +269,33 @@ function pick(i){row=i;const y=data.top+i*data.cell-1;$('.outline').setAttribute
 for(let j=0;j<data.K;j++){const v=W(i,j),h=data.barh*v;sum+=v;if(data.values)out+=v*data.values[j];
 const b=$('rect.bar[data-col="'+j+'"]');b.setAttribute('y',data.base-h);b.setAttribute('height',h);
 const t=$('text.bar-text[data-col="'+j+'"]');if(t){t.setAttribute('y',data.base-h-3);t.textContent=fmt(v,2);}}
-const labels=data.rows[data.rows.length>1?+sel[0].value:0];
-let s=data.row_title+' \u201c'+labels[i]+'\u201d: weights sum to '+fmt(sum,2);
+const labels=data.rows[data.rows.length>1?+sel[0].value:0],keys=data.cols[data.cols.length>1?+sel[0].value:0];
+let top=0;for(let j=1;j<data.K;j++)if(W(i,j)>W(i,top))top=j;
+let s=data.row_title+' \u201c'+labels[i]+'\u201d';
+if(sel.length)s+=' ('+sel.map((x)=>x.dataset.label+' '+x.options[x.selectedIndex].text).join(', ')+')';
+s+=': most weight on \u201c'+keys[top]+'\u201d ('+fmt(W(i,top),2)+'); weights sum to '+fmt(sum,2);
 if(data.values)s+='; output o = \u03a3 \u03b1\u2c7c v\u2c7c = '+fmt(out,2);
-$('.readout').textContent=s;root.dataset.row=i;root.dataset.sum=sum;if(data.values)root.dataset.output=out;}
+$('.explorer-readout').textContent=s;root.dataset.row=i;root.dataset.sum=sum;if(data.values)root.dataset.output=out;}
 function draw(){view=0;sel.forEach((s,k)=>{view=view*data.shape[k]+(+s.value);});
 const r=data.rows[data.rows.length>1?+sel[0].value:0],c=data.cols[data.cols.length>1?+sel[0].value:0];
-$$('text.row').forEach((t)=>{t.textContent=r[+t.dataset.index];
+$$('text.row-label').forEach((t)=>{t.textContent=r[+t.dataset.index];
 t.setAttribute('aria-label',data.row_title+' '+r[+t.dataset.index]+': show its weights');});
-$$('text.col').forEach((t)=>{t.textContent=c[+t.dataset.col];});
+$$('text.col-label').forEach((t)=>{t.textContent=c[+t.dataset.col];});
 $$('rect.cell').forEach((e)=>{e.setAttribute('fill',blues(W(+e.dataset.row,+e.dataset.col)));});
 $$('text.cell-text').forEach((e)=>{const v=W(+e.dataset.row,+e.dataset.col);e.textContent=fmt(v,2);
 e.setAttribute('fill',v>0.6?'white':'#222222');});root.dataset.view=view;pick(row);}
-$$('text.row').forEach((t)=>{const i=+t.dataset.index;['mouseenter','focus','click'].forEach((ev)=>
+$$('text.row-label').forEach((t)=>{const i=+t.dataset.index;['mouseenter','focus','click'].forEach((ev)=>
 t.addEventListener(ev,()=>pick(i)));keys(t,data.Q,pick);});
 $$('rect.cell').forEach((e)=>{e.addEventListener('mouseenter',()=>pick(+e.dataset.row));});
 sel.forEach((s)=>s.addEventListener('change',draw));draw();
 """
     labels = row_sets[0]
-    readout = html.escape(f"{row_title} “{labels[0]}”: weights sum to {float(first[0].sum()):.2f}")
+    top = int(first[0].argmax())
+    where = ", ".join(f"{label} {options[0]}" for label, options in selectors)
+    readout = html.escape(
+        f"{row_title} “{labels[0]}”" + (f" ({where})" if where else "")
+        + f": most weight on “{column_sets[0][top]}” ({float(first[0, top]):.2f}); weights sum to {float(first[0].sum()):.2f}"
+    )  # fmt: skip
     if values is not None:
         readout += html.escape(f"; output o = Σ αⱼ vⱼ = {sum(float(a) * v for a, v in zip(first[0], values)):.2f}")
     return Explorer(name, "".join(parts), width=width, height=height, data=data, script=script,
@@ -322,7 +332,7 @@ def mask_explorer(tokens: Sequence[str], lookahead: torch.Tensor, padding: torch
         x, y = left + (j + 0.5) * cell, top - 6
         parts.append(text(x, y, token, size, transform=f"rotate(-45 {x:.1f} {y:.1f})"))
     for i, token in enumerate(tokens):
-        parts.append(text(left - 6, top + (i + 0.5) * cell + 4, token, size, "end", class_="row", data_index=str(i),
+        parts.append(text(left - 6, top + (i + 0.5) * cell + 4, token, size, "end", class_="row-label", data_index=str(i),
                           tabindex="0", role="button", aria_label=f"query {i} ({token}): which keys it sees"))  # fmt: skip
         for j in range(T):
             ok = bool(allowed[i, j])
@@ -343,13 +353,13 @@ function ok(i,j){return (!box('look').checked||data.look[i][j])&&(!box('pad').ch
 function pick(i){row=i;$('.outline').setAttribute('y',data.top+i*data.cell-1);const seen=[];
 for(let j=0;j<T;j++)if(ok(i,j))seen.push(data.tokens[j]);let n=0;
 for(let a=0;a<T;a++)for(let b=0;b<T;b++)if(ok(a,b))n++;
-$('.readout').textContent='query '+i+' \u201c'+data.tokens[i]+'\u201d sees '+seen.length+' key'+(seen.length==1?'':'s')+
+$('.explorer-readout').textContent='query '+i+' \u201c'+data.tokens[i]+'\u201d sees '+seen.length+' key'+(seen.length==1?'':'s')+
 ': '+seen.join(' ')+' \u00b7 '+n+' of '+T*T+' pairs allowed';root.dataset.row=i;root.dataset.seen=seen.length;
 root.dataset.allowed=n;}
 function draw(){$$('rect.cell').forEach((e)=>{const y=ok(+e.dataset.row,+e.dataset.col);
 e.setAttribute('fill',y?data.on:'#eeeeee');});$$('text.mark').forEach((e)=>{
 e.textContent=ok(+e.dataset.row,+e.dataset.col)?'':'\u00d7';});pick(row);}
-$$('text.row').forEach((t)=>{const i=+t.dataset.index;['mouseenter','focus','click'].forEach((ev)=>
+$$('text.row-label').forEach((t)=>{const i=+t.dataset.index;['mouseenter','focus','click'].forEach((ev)=>
 t.addEventListener(ev,()=>pick(i)));keys(t,T,pick);});
 $$('rect.cell').forEach((e)=>{e.addEventListener('mouseenter',()=>pick(+e.dataset.row));});
 $$('input[data-mask]').forEach((b)=>b.addEventListener('change',draw));draw();
@@ -422,7 +432,7 @@ b.setAttribute('height',h);});$('text.stat.'+way).textContent='score spread (std
 ' \u00b7 largest weight '+fmt(data[way].max[n],2);}
 let s='d_k = '+d+': largest weight '+fmt(data.scaled.max[n],2)+' scaled, '+fmt(data.unscaled.max[n],2)+' unscaled';
 if(data.mean_largest)s+=' (mean over many queries: '+fmt(data.mean_largest.scaled[n],2)+' and '+
-fmt(data.mean_largest.unscaled[n],2)+')';$('.readout').textContent=s;root.dataset.dk=d;
+fmt(data.mean_largest.unscaled[n],2)+')';$('.explorer-readout').textContent=s;root.dataset.dk=d;
 root.dataset.scaledMax=data.scaled.max[n];root.dataset.unscaledMax=data.unscaled.max[n];}
 slider.addEventListener('input',draw);draw();
 """
@@ -480,7 +490,7 @@ $('.curve').setAttribute('points',y.map((v,i)=>X(i).toFixed(1)+','+Y(v).toFixed(
 $('.curve').setAttribute('stroke',data.colors[k%data.colors.length]);
 $('.cursor').setAttribute('x1',X(n));$('.cursor').setAttribute('x2',X(n));$('.dot').setAttribute('cx',X(n));
 $('.dot').setAttribute('cy',Y(y[n]));$('.delta').textContent=d;slider.setAttribute('aria-valuetext','\u03b4 = '+d);
-$('.readout').textContent=data.kinds[k]+', \u03b4 = '+d+': '+data.ylabel+' '+fmt(y[n],3);
+$('.explorer-readout').textContent=data.kinds[k]+', \u03b4 = '+d+': '+data.ylabel+' '+fmt(y[n],3);
 root.dataset.kind=data.kinds[k];root.dataset.offset=d;root.dataset.value=y[n];}
 kind.addEventListener('change',draw);slider.addEventListener('input',draw);draw();
 """
@@ -549,7 +559,7 @@ const p=$('text.cand-p.r'+c+'[data-k="'+k+'"]');p.textContent=cand[0]?fmt(cand[1
 +bar.getAttribute('x')+4+150*cand[1]);}
 $('text.logp.r'+c).textContent='log p so far: '+fmt(lp,2);root.dataset['logp'+c]=lp;
 said.push(rule+' chose \u201c'+s.token+'\u201d (p = '+fmt(s.p,2)+'), log p so far '+fmt(lp,2));});
-$('.readout').textContent='step '+(t+1)+': '+said.join('; ');root.dataset.step=t+1;}
+$('.explorer-readout').textContent='step '+(t+1)+': '+said.join('; ');root.dataset.step=t+1;}
 slider.addEventListener('input',draw);draw();
 """
     readout = html.escape("step 1: " + "; ".join(

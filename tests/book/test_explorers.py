@@ -55,7 +55,7 @@ def test_an_explorer_is_one_self_contained_output(name: str) -> None:
     assert not re.search(r"\b(src|href)\s*=|url\(|@import|\bimport\(|fetch\(|XMLHttpRequest", html)
     assert re.findall(r"https?://[^\s\"']+", html) == ["http://www.w3.org/2000/svg"]
     assert html.count("<svg") == 1 and "<text" in html  # the first state, drawn as a figure
-    assert re.search(r'<p class="readout" aria-live="polite">[^<]+</p>', html)  # ... and said in words
+    assert re.search(r'<p class="explorer-readout" aria-live="polite">[^<]+</p>', html)  # ... and said in words
     data = re.search(r'<script type="application/json" class="data">(.*?)</script>', html, re.S)
     json.loads(data.group(1))
     assert len(html.encode()) <= X.MAX_BYTES
@@ -75,7 +75,7 @@ def test_every_control_is_labelled_and_every_pointable_element_reachable_by_keyb
 
 def test_the_first_state_shows_the_data() -> None:
     lookup = examples()["lookup"].html
-    assert "query “q1”: weights sum to 1.00; output o = Σ αⱼ vⱼ = 7.00" in lookup
+    assert "query “q1”: most weight on “dog” (1.00); weights sum to 1.00; output o = Σ αⱼ vⱼ = 7.00" in lookup
     assert lookup.count(">1.00<") >= 2  # the cell of "dog" and its bar
     masks = examples()["masks"].html
     assert "query 0 “&lt;bos&gt;” sees 1 key: &lt;bos&gt; · 9 of 16 pairs allowed" in masks

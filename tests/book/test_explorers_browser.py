@@ -80,7 +80,7 @@ def test_pointing_at_a_query_shows_its_weights_and_output(browser, pages) -> Non
     root = open_page(browser, pages["lookup"])
     data = data_of("lookup")
     for i in range(data["Q"]):
-        label = root.find_element(By.CSS_SELECTOR, f'text.row[data-index="{i}"]')
+        label = root.find_element(By.CSS_SELECTOR, f'text.row-label[data-index="{i}"]')
         ActionChains(browser).move_to_element(label).perform()
         weights = [data["w"][i * data["K"] + j] / 1000 for j in range(data["K"])]
         assert attribute(root, "row") == i
@@ -88,7 +88,7 @@ def test_pointing_at_a_query_shows_its_weights_and_output(browser, pages) -> Non
         assert attribute(root, "output") == pytest.approx(sum(w * v for w, v in zip(weights, data["values"])))
         heights = [float(b.get_attribute("height")) for b in root.find_elements(By.CSS_SELECTOR, "rect.bar")]
         assert heights == pytest.approx([data["barh"] * w for w in weights], abs=0.01)
-    assert "output o = Σ αⱼ vⱼ = 20.00" in root.find_element(By.CLASS_NAME, "readout").text  # the q = 0 row
+    assert "output o = Σ αⱼ vⱼ = 20.00" in root.find_element(By.CLASS_NAME, "explorer-readout").text  # the q = 0 row
     assert errors_and_loads(browser) == ([], [])
 
 
@@ -97,7 +97,7 @@ def test_the_keyboard_moves_between_queries(browser, pages) -> None:
     from selenium.webdriver.common.keys import Keys
 
     root = open_page(browser, pages["lookup"])
-    first = root.find_element(By.CSS_SELECTOR, 'text.row[data-index="0"]')
+    first = root.find_element(By.CSS_SELECTOR, 'text.row-label[data-index="0"]')
     browser.execute_script("arguments[0].focus()", first)
     first.send_keys(Keys.ARROW_DOWN)
     assert attribute(root, "row") == 1
@@ -119,7 +119,8 @@ def test_menus_switch_the_view_and_its_labels(browser, pages) -> None:
     head.select_by_index(2)
     view = 1 * 3 + 2
     assert attribute(root, "view") == view
-    assert [t.text for t in root.find_elements(By.CSS_SELECTOR, "text.row")] == list("vwxyz")
+    assert [t.text for t in root.find_elements(By.CSS_SELECTOR, "text.row-label")] == list("vwxyz")
+    assert "(sentence two, head 2): most weight on" in root.find_element(By.CLASS_NAME, "explorer-readout").text
     for cell in root.find_elements(By.CSS_SELECTOR, "rect.cell")[:7]:
         i, j = int(cell.get_attribute("data-row")), int(cell.get_attribute("data-col"))
         assert cell.get_attribute("fill") == blues(data["w"][(view * 5 + i) * 5 + j] / 1000)
@@ -202,9 +203,9 @@ def test_an_explorer_works_in_a_sandboxed_frame_as_in_colab(browser, tmp_path: P
     try:
         root = browser.find_element(By.CSS_SELECTOR, "[data-explorer]")
         assert root.get_attribute("data-ready") == "1"  # its script ran
-        before = root.find_element(By.CLASS_NAME, "readout").text
+        before = root.find_element(By.CLASS_NAME, "explorer-readout").text
         operate(browser, root)
-        assert root.find_element(By.CLASS_NAME, "readout").text != before
+        assert root.find_element(By.CLASS_NAME, "explorer-readout").text != before
     finally:
         browser.switch_to.default_content()
     assert [e for e in browser.get_log("browser") if e["level"] == "SEVERE"] == []
@@ -217,7 +218,7 @@ def test_print_shows_the_figure_without_the_controls(browser, pages) -> None:
     root = open_page(browser, pages["heads"])
     browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": "print"})
     try:
-        assert not root.find_element(By.CLASS_NAME, "controls").is_displayed()
+        assert not root.find_element(By.CLASS_NAME, "explorer-controls").is_displayed()
         assert root.find_element(By.TAG_NAME, "svg").is_displayed()
     finally:
         browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": ""})

@@ -244,8 +244,9 @@ def attention_explorer(
     for j in range(K):
         v = float(first[0, j])
         h = (bar_height - 14) * v
-        parts.append(el("rect", x=left + j * cell + 2, y=base - h, width=cell - 4, height=h, fill=SERIES[0],
-                        class_="bar", data_col=str(j)))  # fmt: skip
+        parts.append(el("rect", el("title", html.escape(f"{column_sets[0][j]}: {v:.3f}")), x=left + j * cell + 2,
+                        y=base - h, width=cell - 4, height=h, fill=SERIES[0], class_="bar", data_col=str(j),
+                        data_weight=f"{v:.3f}"))  # fmt: skip
         if cell >= 30:  # room to print each weight above its bar
             parts.append(text(left + (j + 0.5) * cell, base - h - 3, f"{v:.2f}", 10, "middle", class_="bar-text",
                               data_col=str(j)))  # fmt: skip
@@ -266,16 +267,19 @@ def attention_explorer(
 const sel=$$('select[data-selector]');let view=0,row=0;
 function W(i,j){return data.w[(view*data.Q+i)*data.K+j]/1000;}
 function pick(i){row=i;const y=data.top+i*data.cell-1;$('.outline').setAttribute('y',y);let sum=0,out=0;
+const labels=data.rows[data.rows.length>1?+sel[0].value:0],keys=data.cols[data.cols.length>1?+sel[0].value:0];
+$$('text.row-label').forEach((t)=>t.setAttribute('aria-current',+t.dataset.index===i?'true':'false'));
 for(let j=0;j<data.K;j++){const v=W(i,j),h=data.barh*v;sum+=v;if(data.values)out+=v*data.values[j];
 const b=$('rect.bar[data-col="'+j+'"]');b.setAttribute('y',data.base-h);b.setAttribute('height',h);
+b.dataset.weight=v.toFixed(3);b.firstChild.textContent=keys[j]+': '+v.toFixed(3);
 const t=$('text.bar-text[data-col="'+j+'"]');if(t){t.setAttribute('y',data.base-h-3);t.textContent=fmt(v,2);}}
-const labels=data.rows[data.rows.length>1?+sel[0].value:0],keys=data.cols[data.cols.length>1?+sel[0].value:0];
 let top=0;for(let j=1;j<data.K;j++)if(W(i,j)>W(i,top))top=j;
 let s=data.row_title+' \u201c'+labels[i]+'\u201d';
 if(sel.length)s+=' ('+sel.map((x)=>x.dataset.label+' '+x.options[x.selectedIndex].text).join(', ')+')';
 s+=': most weight on \u201c'+keys[top]+'\u201d ('+fmt(W(i,top),2)+'); weights sum to '+fmt(sum,2);
 if(data.values)s+='; output o = \u03a3 \u03b1\u2c7c v\u2c7c = '+fmt(out,2);
-$('.explorer-readout').textContent=s;root.dataset.row=i;root.dataset.sum=sum;if(data.values)root.dataset.output=out;}
+$('.explorer-readout').textContent=s;root.dataset.row=i;root.dataset.sum=sum;if(data.values)root.dataset.output=out;
+root.dataset.weights=JSON.stringify(Array.from({length:data.K},(_,j)=>W(i,j)));}
 function draw(){view=0;sel.forEach((s,k)=>{view=view*data.shape[k]+(+s.value);});
 const r=data.rows[data.rows.length>1?+sel[0].value:0],c=data.cols[data.cols.length>1?+sel[0].value:0];
 $$('text.row-label').forEach((t)=>{t.textContent=r[+t.dataset.index];
@@ -351,6 +355,7 @@ def mask_explorer(tokens: Sequence[str], lookahead: torch.Tensor, padding: torch
 const T=data.T;let row=0;const box=(m)=>$('input[data-mask="'+m+'"]');
 function ok(i,j){return (!box('look').checked||data.look[i][j])&&(!box('pad').checked||data.pad[i][j]);}
 function pick(i){row=i;$('.outline').setAttribute('y',data.top+i*data.cell-1);const seen=[];
+$$('text.row-label').forEach((t)=>t.setAttribute('aria-current',+t.dataset.index===i?'true':'false'));
 for(let j=0;j<T;j++)if(ok(i,j))seen.push(data.tokens[j]);let n=0;
 for(let a=0;a<T;a++)for(let b=0;b<T;b++)if(ok(a,b))n++;
 $('.explorer-readout').textContent='query '+i+' \u201c'+data.tokens[i]+'\u201d sees '+seen.length+' key'+(seen.length==1?'':'s')+

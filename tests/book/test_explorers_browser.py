@@ -86,8 +86,13 @@ def test_pointing_at_a_query_shows_its_weights_and_output(browser, pages) -> Non
         assert attribute(root, "row") == i
         assert attribute(root, "sum") == pytest.approx(1.0, abs=0.01)  # a softmax row
         assert attribute(root, "output") == pytest.approx(sum(w * v for w, v in zip(weights, data["values"])))
-        heights = [float(b.get_attribute("height")) for b in root.find_elements(By.CSS_SELECTOR, "rect.bar")]
-        assert heights == pytest.approx([data["barh"] * w for w in weights], abs=0.01)
+        bars = root.find_elements(By.CSS_SELECTOR, "rect.bar")
+        assert [float(b.get_attribute("height")) for b in bars] == pytest.approx([data["barh"] * w for w in weights], abs=0.01)
+        assert [float(b.get_attribute("data-weight")) for b in bars] == pytest.approx(weights, abs=5e-4)
+        assert json.loads(root.get_attribute("data-weights")) == pytest.approx(weights)
+        assert [t.get_attribute("aria-current") for t in root.find_elements(By.CSS_SELECTOR, "text.row-label")] == [
+            str(k == i).lower() for k in range(data["Q"])
+        ]
     assert "output o = Σ αⱼ vⱼ = 20.00" in root.find_element(By.CLASS_NAME, "explorer-readout").text  # the q = 0 row
     assert errors_and_loads(browser) == ([], [])
 

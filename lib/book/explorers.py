@@ -172,6 +172,7 @@ def attention_explorer(
     values: Sequence[float] | None = None,
     row_title: str = "query",
     column_title: str = "key",
+    vmax: float | None = None,
     name: str = "attention",
 ) -> Explorer:
     r"""Attention weights ``[*S, T_q, T_k]`` as a heatmap: point at a query (its row) to see its weights
@@ -181,7 +182,8 @@ def attention_explorer(
     ``selectors`` name the leading dimensions ``S`` (a label and one option name per index), shown as
     ``<select>`` menus: e.g. ``[("layer", ["0", "1"]), ("head", ["0", "1", "2"])]`` for ``[2, 3, T, T]``.
     ``rows`` and ``columns`` label the queries and keys; a list of label lists gives one per option of
-    the first selector (e.g. one per sentence, of equal lengths).
+    the first selector (e.g. one per sentence, of equal lengths). The colours run from 0 to ``vmax``
+    (default: the largest weight of all views), as :func:`lib.plot_attention`'s; the bars from 0 to 1.
     """
     w = torch.as_tensor(weights).detach().float().cpu()
     if w.dim() != 2 + len(selectors):
@@ -191,6 +193,9 @@ def attention_explorer(
         if len(options) != size:
             raise ValueError(f"selector {label!r} has {len(options)} options for a dimension of size {size}")
     Q, K = w.shape[-2:]
+    top_colour = float(w.max()) if vmax is None else float(vmax)
+    if not top_colour > 0:
+        raise ValueError(f"vmax must be positive, got {top_colour}")
     row_sets = [list(rows)] if rows and isinstance(rows[0], str) else [list(r) for r in rows]
     column_sets = [list(columns)] if columns and isinstance(columns[0], str) else [list(c) for c in columns]
     for what, sets, size in (("rows", row_sets, Q), ("columns", column_sets, K)):
@@ -226,13 +231,13 @@ def attention_explorer(
                           aria_label=f"{row_title} {label}: show its weights"))  # fmt: skip
         for j in range(K):
             parts.append(el("rect", x=left + j * cell, y=top + i * cell, width=cell, height=cell,
-                            fill=blues(float(first[i, j])), class_="cell", data_row=str(i), data_col=str(j)))  # fmt: skip
+                            fill=blues(float(first[i, j]) / top_colour), class_="cell", data_row=str(i), data_col=str(j)))  # fmt: skip
         if cell >= 30 and K <= 8:  # room to print each weight in its cell
             for j in range(K):
                 v = float(first[i, j])
                 parts.append(text(left + (j + 0.5) * cell, top + (i + 0.5) * cell + 4, f"{v:.2f}", 11, "middle",
                                   class_="cell-text", data_row=str(i), data_col=str(j),
-                                  fill="white" if v > 0.6 else INK, pointer_events="none"))  # fmt: skip
+                                  fill="white" if v / top_colour > 0.6 else INK, pointer_events="none"))  # fmt: skip
     parts.append(el("rect", x=left - 1, y=top - 1, width=K * cell + 2, height=cell + 2, fill="none",
                     stroke=HIGHLIGHT, stroke_width=2.5, class_="outline", pointer_events="none"))  # fmt: skip
     # the bars: the pointed row's weights, each under its key's column
@@ -260,7 +265,7 @@ def attention_explorer(
         "Q": Q, "K": K, "cell": cell, "top": top, "left": left, "base": base, "barh": bar_height - 14,
         "shape": list(w.shape[:-2]), "w": [round(x * 1000) for x in view.flatten().tolist()],
         "rows": row_sets, "cols": column_sets, "values": None if values is None else [float(v) for v in values],
-        "row_title": row_title,
+        "row_title": row_title, "vmax": top_colour,
     }  # fmt: skip
     controls = "".join(_select(label, options, k) for k, (label, options) in enumerate(selectors))
     script = """
@@ -285,9 +290,9 @@ const r=data.rows[data.rows.length>1?+sel[0].value:0],c=data.cols[data.cols.leng
 $$('text.row-label').forEach((t)=>{t.textContent=r[+t.dataset.index];
 t.setAttribute('aria-label',data.row_title+' '+r[+t.dataset.index]+': show its weights');});
 $$('text.col-label').forEach((t)=>{t.textContent=c[+t.dataset.col];});
-$$('rect.cell').forEach((e)=>{e.setAttribute('fill',blues(W(+e.dataset.row,+e.dataset.col)));});
+$$('rect.cell').forEach((e)=>{e.setAttribute('fill',blues(W(+e.dataset.row,+e.dataset.col)/data.vmax));});
 $$('text.cell-text').forEach((e)=>{const v=W(+e.dataset.row,+e.dataset.col);e.textContent=fmt(v,2);
-e.setAttribute('fill',v>0.6?'white':'#222222');});root.dataset.view=view;pick(row);}
+e.setAttribute('fill',v/data.vmax>0.6?'white':'#222222');});root.dataset.view=view;pick(row);}
 $$('text.row-label').forEach((t)=>{const i=+t.dataset.index;['mouseenter','focus','click'].forEach((ev)=>
 t.addEventListener(ev,()=>pick(i)));keys(t,data.Q,pick);});
 $$('rect.cell').forEach((e)=>{e.addEventListener('mouseenter',()=>pick(+e.dataset.row));});

@@ -128,3 +128,14 @@ def test_the_softmax_explorer_computes_both_softmaxes() -> None:
     expected = torch.softmax(scores[1] / math.sqrt(64), dim=-1).max().item()
     assert data["scaled"]["max"][1] == pytest.approx(expected)
     assert data["unscaled"]["max"][1] == pytest.approx(torch.softmax(scores[1], dim=-1).max().item())
+
+
+def test_colours_run_to_the_largest_weight_as_plot_attention() -> None:
+    """By default the darkest colour is the largest weight of all views (lib.plot_attention's vmax)."""
+    weights = torch.tensor([[0.5, 0.25, 0.25], [0.25, 0.5, 0.25], [0.25, 0.25, 0.5]])
+    html = lib.attention_explorer(weights, list("abc"), list("xyz")).html
+    assert f'fill="{X.blues(1.0)}"' in html and f'fill="{X.blues(0.5)}"' in html
+    html = lib.attention_explorer(weights, list("abc"), list("xyz"), vmax=1.0).html
+    assert f'fill="{X.blues(0.5)}"' in html and f'fill="{X.blues(1.0)}"' not in html
+    with pytest.raises(ValueError, match="vmax must be positive"):
+        lib.attention_explorer(weights, list("abc"), list("xyz"), vmax=0.0)

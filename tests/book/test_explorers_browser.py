@@ -128,7 +128,7 @@ def test_menus_switch_the_view_and_its_labels(browser, pages) -> None:
     assert "(sentence two, head 2): most weight on" in root.find_element(By.CLASS_NAME, "explorer-readout").text
     for cell in root.find_elements(By.CSS_SELECTOR, "rect.cell")[:7]:
         i, j = int(cell.get_attribute("data-row")), int(cell.get_attribute("data-col"))
-        assert cell.get_attribute("fill") == blues(data["w"][(view * 5 + i) * 5 + j] / 1000)
+        assert cell.get_attribute("fill") == blues(data["w"][(view * 5 + i) * 5 + j] / 1000 / data["vmax"])
     assert errors_and_loads(browser) == ([], [])
 
 

@@ -16,7 +16,8 @@ A checked claim is a :class:`CheckedClaim`. Under IPython (Jupyter, Colab, the s
 
       {"kind": "Claim" | "Check", "statement": str, "holds": bool, "values": {name: value, ...}}
 
-  with the measured values at full precision, in the caller's order, made JSON by :func:`to_json`:
+  with the measured values at full precision, in the caller's order (a notebook saved by nbformat
+  sorts an object's keys, so read back they come by name), made JSON by :func:`to_json`:
   numbers stay numbers (a one-element tensor becomes its number; other tensors and NumPy arrays
   become nested lists), bools, ``None`` and strings stay as they are, mappings become objects with
   string keys, sequences become lists, anything else its ``str()``. JSON has no NaN or infinity:

@@ -414,7 +414,7 @@ def softmax_explorer(d_ks: Sequence[int], scores: torch.Tensor, *, mean_largest:
         data[way] = {"w": [[round(float(x), 4) for x in row] for row in weights],
                      "std": [float(row.std()) for row in s], "max": [float(row[0]) for row in weights]}  # fmt: skip
         x0 = left + k * (panel_w + gap)
-        title = "scaled: softmax(e / √d_k)" if way == "scaled" else "unscaled: softmax(e)"
+        title = "scaled: softmax(e / √dₖ)" if way == "scaled" else "unscaled: softmax(e)"
         parts.append(text(x0, 16, title, 12, font_weight="bold"))
         for tick in (0.0, 0.5, 1.0):
             y = top + plot_h * (1 - tick)
@@ -429,25 +429,25 @@ def softmax_explorer(d_ks: Sequence[int], scores: torch.Tensor, *, mean_largest:
         parts.append(text(x0, top + plot_h + 32, stat, 11, class_=f"stat {way}"))
     if mean_largest is not None:
         data["mean_largest"] = {way: [float(x) for x in mean_largest[way]] for way in ways}
-    controls = el("label", f"d_k = <b class='dk'>{d_ks[start]}</b>" + el(
+    controls = el("label", f"d<sub>k</sub> = <b class='dk'>{d_ks[start]}</b>" + el(
         "input", type="range", min="0", max=str(len(d_ks) - 1), value=str(start), step="1",
-        aria_label="d_k, the width of queries and keys", aria_valuetext=f"d_k = {d_ks[start]}"))  # fmt: skip
+        aria_label="dₖ, the width of queries and keys", aria_valuetext=f"dₖ = {d_ks[start]}"))  # fmt: skip
     script = """
 const slider=$('input[type=range]');
 function draw(){const n=+slider.value,d=data.d_ks[n];$('.dk').textContent=d;
-slider.setAttribute('aria-valuetext','d_k = '+d);
+slider.setAttribute('aria-valuetext','d\u2096 = '+d);
 for(const way of ['scaled','unscaled']){const w=data[way].w[n];
 $$('rect.bar.'+way).forEach((b)=>{const h=data.plot_h*w[+b.dataset.col];b.setAttribute('y',data.top+data.plot_h-h);
 b.setAttribute('height',h);});$('text.stat.'+way).textContent='score spread (std) '+fmt(data[way].std[n],2)+
 ' \u00b7 largest weight '+fmt(data[way].max[n],2);}
-let s='d_k = '+d+': largest weight '+fmt(data.scaled.max[n],2)+' scaled, '+fmt(data.unscaled.max[n],2)+' unscaled';
+let s='d\u2096 = '+d+': largest weight '+fmt(data.scaled.max[n],2)+' scaled, '+fmt(data.unscaled.max[n],2)+' unscaled';
 if(data.mean_largest)s+=' (mean over many queries: '+fmt(data.mean_largest.scaled[n],2)+' and '+
 fmt(data.mean_largest.unscaled[n],2)+')';$('.explorer-readout').textContent=s;root.dataset.dk=d;
 root.dataset.scaledMax=data.scaled.max[n];root.dataset.unscaledMax=data.unscaled.max[n];}
 slider.addEventListener('input',draw);draw();
 """
     svg = "".join(parts)
-    readout = html.escape(f"d_k = {d_ks[start]}: largest weight {data['scaled']['max'][start]:.2f} scaled, "
+    readout = html.escape(f"dₖ = {d_ks[start]}: largest weight {data['scaled']['max'][start]:.2f} scaled, "
                           f"{data['unscaled']['max'][start]:.2f} unscaled")  # fmt: skip
     return Explorer(name, svg, width=width, height=height, data=data, script=script, controls=controls,
                     readout=readout)  # fmt: skip

@@ -63,7 +63,7 @@ class LinkedListModel(nn.Module):
         pointers are ids in ``[0, n_names)`` and colours in ``[0, n_colours)``. This reads the ids'
         values (a sync with the device), so the evaluation functions call it once per batch, never
         ``forward``."""
-        self.readouts_shape(fields)
+        self._check_shape(fields)
         names, pointers, colours = fields.unbind(dim=-1)
         for what, ids, n in (("name", names, self.n_names), ("pointer", pointers, self.n_names), ("colour", colours, self.n_colours)):  # fmt: skip
             if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= n):
@@ -71,7 +71,8 @@ class LinkedListModel(nn.Module):
         return fields
 
     @staticmethod
-    def readouts_shape(fields: Tensor) -> None:
+    def _check_shape(fields: Tensor) -> None:
+        """Type and shape only: a long tensor ``[B, T, 3]`` (no values read, so no sync)."""
         check_tensor("fields", fields)
         if fields.dim() != 3 or fields.size(-1) != 3 or fields.dtype != torch.long:
             raise ValueError(
@@ -81,7 +82,7 @@ class LinkedListModel(nn.Module):
 
     def readouts(self, fields: Tensor) -> tuple[Tensor, Tensor]:
         """The two read-outs: the next colour's and the previous colour's logits, ``[B, T, n_colours]`` each."""
-        self.readouts_shape(fields)
+        self._check_shape(fields)
         # Only type and shape are checked: reading the ids' values here would sync with the device
         # and keep lib.train_ensemble from batching several models' own batches (`check_fields` does).
         names, pointers, colours = fields.unbind(dim=-1)

@@ -1,6 +1,6 @@
 """Training the model: toy tasks and their batches, the training loop, learning-rate schedules.
 
-:func:`train_ensemble` trains several models of one architecture as one vmapped computation. The same
+:func:`train_ensemble` trains several models of one architecture as one batched computation. The same
 loop runs data-parallel under ``torchrun`` (:mod:`lib.training.distributed`), saves and resumes
 runs (:mod:`lib.training.checkpoint`), and has a command line (``python -m lib.training.launch``).
 """

@@ -2,18 +2,20 @@ r"""Train several models of one architecture at once, as one batched computation
 
 An *ensemble* here is M copies of one architecture that differ only in their weights (e.g. their
 seeds). :func:`train_ensemble` trains them exactly as M calls of :func:`~lib.training.train.train`
-would, but each step runs once for all of them:
+would, but each step runs once for all of them, in one of two ways:
 
-- ``torch.func.stack_module_state`` stacks the M models' parameters into one tensor per parameter,
-  ``[M, ...]``;
-- ``torch.func.functional_call`` runs the architecture with one model's slice of those tensors;
-- ``torch.vmap`` maps that over the M slices, so every operation runs once on a batch of M models
-  (one matrix multiply of shape ``[M, ...]`` instead of M small ones): on a CPU the per-operation
-  overhead of small models is paid once, not M times; on a GPU the M models fill the device.
+- **folded** (:mod:`lib.training.folded`), when the architecture allows it: the M models run as one
+  model on a batch of M·B rows, in which only the layers with weights (linear layers, layer norms,
+  embeddings, learned positions) are stacked, ``[M, ...]``, and give each block of B rows its own
+  model's weights; everything else runs once on all the rows, with PyTorch's ordinary kernels;
+- **vmapped**, for any other architecture: ``torch.func.stack_module_state`` stacks the models'
+  parameters and buffers into one tensor each, ``[M, ...]``; ``torch.func.functional_call`` runs the
+  architecture with one model's slice of them, and ``torch.vmap`` maps that over the M slices.
 
-Why ``vmap`` rather than copying the models into one wide module (grouped linear layers, …): it
-works for any ``nn.Module`` whose forward runs under ``vmap`` (``lib``'s models do), with the
-model's own code, and the loss, clipping and optimizer step stay per model by construction.
+Either way the per-operation overhead of small models (Python, dispatch, allocation) is paid once per
+step, not M times; on a GPU the M models fill the device. Folding is the faster of the two on a CPU:
+``vmap``'s batched kernels (``bmm`` plus a separate bias, layer norm plus a broadcast gain) are slower
+than the ordinary ones at toy sizes, and its own overhead is about a forward pass of a toy model.
 
 The optimizer is one ``torch.optim`` optimizer over the stacked parameters. Adam, AdamW, SGD (with
 momentum) and RMSprop work elementwise, so the stacked state *is* M independent states: model
@@ -38,6 +40,7 @@ from torch.optim.lr_scheduler import LRScheduler
 
 from ..model.checks import check_int
 from . import distributed
+from . import folded as folding
 from .batching import Batch, LMBatch, to_lm_batch
 from .train import (
     Data,
@@ -78,6 +81,7 @@ def train_ensemble(
     desc: str | None = None,
     checkpoint: None = None,
     checkpoint_every: None = None,
+    fold: bool = True,
 ) -> list[History]:
     """Train M models of one architecture together for ``steps`` steps; one :class:`History` per model.
 
@@ -113,6 +117,12 @@ def train_ensemble(
     on each model, with its weights written back first), ``eval_every``, ``device``, ``progress``
     (one bar; it shows the mean loss) and ``desc`` mean what they mean for :func:`train`.
     ``checkpoint`` and data-parallel training under torchrun are not supported (a ``ValueError``).
+
+    fold
+        ``True`` (the default): if the architecture allows it, run the M models as one model on a
+        batch of M·B rows (:mod:`lib.training.folded`; faster than ``vmap`` on a CPU), after checking
+        on the first batch, without dropout, that this gives each model's own loss; else, and with
+        ``False``, ``vmap`` over the stacked weights.
     """
     models = _check_models(models)
     if checkpoint is not None or checkpoint_every is not None:
@@ -138,7 +148,10 @@ def train_ensemble(
     loss_kw = {"label_smoothing": label_smoothing} if label_smoothing else {}
     max_norm = clip_grad_norm if clip_grad_norm is not None else math.inf
 
-    stacked = _Stacked(models, loss_fn, loss_kw)
+    if not isinstance(fold, bool):
+        raise TypeError(f"fold must be True or False, got {fold!r}")
+    first = _stack_batches([source(1) for source in sources], loss_fn, device)
+    stacked = _engine(models, loss_fn, loss_kw, first if fold else None, per_model=len(sources) > 1)
     optimizer = _paper_adam(stacked.trainable, lr) if optimizer is None else optimizer(stacked.trainable)
     scheduler = schedule(optimizer) if callable(schedule) else _scheduler(optimizer, schedule, warmup_steps, steps)
 
@@ -147,7 +160,7 @@ def train_ensemble(
     bar = _Progress(steps, 1, desc, progress, main=True)
     with _training_mode(stacked.module), bar:
         for step in range(1, steps + 1):
-            batch = _stack_batches([source(step) for source in sources], loss_fn, device)
+            batch = first if step == 1 else _stack_batches([source(step) for source in sources], loss_fn, device)
             losses = stacked.losses(batch, per_model=len(sources) > 1)
             values = losses.detach().tolist()  # the one host sync of a step, as train's loss.item()
             if not all(map(math.isfinite, values)):
@@ -255,6 +268,47 @@ def _stack_batches(batches: list[Batch | LMBatch], loss_fn: Callable, device: to
         tensors = [F.pad(t, (0, 0) * (t.dim() - 2) + (0, length - t.shape[1]), value=pad_id) for t in tensors]
         fields[name] = torch.stack(tensors).to(device)
     return type(batches[0])(**fields, pad_id=pad_id)
+
+
+def _engine(
+    models: list[nn.Module], loss_fn: Callable, loss_kw: dict, first: Batch | LMBatch | None, per_model: bool
+) -> folding.Folded | _Stacked:
+    """The models folded into one (:mod:`lib.training.folded`) if they fold and, on the first batch in
+    eval mode, give each model's own loss; else stacked for ``vmap``."""
+    folded = None if first is None else folding.fold(models, copy.deepcopy(models[0]), loss_fn, loss_kw)
+    if folded is not None:
+        try:
+            with torch.no_grad(), _evaluation_mode([folded.module, *models]):
+                together = folded.losses(first, per_model).tolist()
+                own = _own_batches(first, len(models), per_model)
+                alone = [loss_fn(model, batch, **loss_kw).item() for model, batch in zip(models, own)]
+        except Exception:  # noqa: BLE001 (any failure of the fold is a reason to use vmap, which then raises the real error)
+            folded = None
+        else:
+            if not all(math.isclose(a, b, rel_tol=1e-4, abs_tol=1e-6) for a, b in zip(together, alone)):
+                folded = None
+    return folded if folded is not None else _Stacked(models, loss_fn, loss_kw)
+
+
+def _own_batches(batch: Batch | LMBatch, n_models: int, per_model: bool) -> list[Batch | LMBatch]:
+    """Model m's batch: the shared one, or row m of the stacked ``[M, B, ...]`` one."""
+    if not per_model:
+        return [batch] * n_models
+    tensors = {k: v for k, v in vars(batch).items() if isinstance(v, Tensor)}
+    return [type(batch)(**{k: v[m] for k, v in tensors.items()}, pad_id=batch.pad_id) for m in range(n_models)]
+
+
+@contextlib.contextmanager
+def _evaluation_mode(modules: list[nn.Module]):
+    """Every module in eval mode for the block (no dropout), then back to its own mode."""
+    modes = [(m, m.training) for module in modules for m in module.modules()]
+    for module in modules:
+        module.eval()
+    try:
+        yield
+    finally:
+        for m, training in modes:
+            m.training = training
 
 
 def _batchable_attention(batch: Batch | LMBatch) -> contextlib.AbstractContextManager:

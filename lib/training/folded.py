@@ -1,0 +1,299 @@
+r"""M models as one module, *stacked by hand*: the models' rows share one batch, ``[M·B, ...]``.
+
+:func:`~lib.training.ensemble.train_ensemble` trains M copies of one architecture at once. For most
+models it need not ``vmap`` anything: the parts of a model that hold weights are few (linear layers,
+layer norms, embeddings, learned positions), and everything between them (attention, softmax,
+activations, residual sums, dropout) treats each row of the batch on its own. So the M models can
+run as **one** model on a batch of M·B rows, rows ``m·B … m·B + B - 1`` being model ``m``'s, with
+only the weighted layers replaced by stacked ones that give each block of rows its model's weights:
+
+.. math::
+    Y_m = X_m W_m^\top + b_m \quad (m = 1 \dots M), \qquad \text{one } \texttt{baddbmm} \text{ on } [M, B \cdot T, d]
+
+Everything else runs once, on M times the rows, with PyTorch's ordinary kernels (the fused attention
+kernel included). On a CPU that is faster than ``vmap``, whose batched kernels are slower than
+ordinary ones at toy sizes; on a GPU it fills the device the same way.
+
+A model folds only if every module that holds weights is one of the kinds above, and its buffers are
+equal in all M models; :func:`fold` returns ``None`` otherwise, and the ensemble uses ``vmap``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import inspect
+from collections.abc import Callable
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from ..model.positions import LearnedPositionalEmbedding, RelativePositionEmbedding
+
+# Modules that hold no weights of their own and pass weighted layers only per-row tensors. A model
+# containing any other module with weights (an LSTM, relative-position tables, ...) is not folded.
+_LEAVES = (nn.Linear, nn.LayerNorm, nn.Embedding, LearnedPositionalEmbedding)
+
+
+class NotFoldable(RuntimeError):
+    """The model or the loss function does something the folded model cannot do (the ensemble uses ``vmap``)."""
+
+
+class _Rows:
+    """What the folded layers need to know: M, and whether they run all models' rows or model ``m`` alone."""
+
+    def __init__(self, n_models: int):
+        self.n_models = n_models
+        self.n_rows = 0  # M·B, the rows of this step's batch
+        self.model: int | None = None  # None: all rows; m: model m's rows alone
+
+    def split(self, x: Tensor, keep: int) -> Tensor:
+        """``x [M·B, ...]`` as ``[M, …, *x.shape[-keep:]]``: one block per model, the last ``keep`` dims kept."""
+        if x.dim() <= keep or x.size(0) != self.n_rows:
+            raise NotFoldable(
+                f"a weighted layer got a tensor of shape {tuple(x.shape)}, not the batch's {self.n_rows} rows"
+            )
+        return x.reshape(self.n_models, -1, *x.shape[x.dim() - keep :])
+
+
+class FoldedLinear(nn.Module):
+    """``y = x W_mᵀ + b_m`` for the rows of model m: ``weight [M, out, in]``, ``bias [M, out]``."""
+
+    def __init__(self, weight: Tensor, bias: Tensor | None, rows: _Rows):
+        super().__init__()
+        self.weight, self.bias, self.rows = weight, bias, rows
+
+    def forward(self, x: Tensor) -> Tensor:
+        m = self.rows.model
+        if m is not None:
+            return F.linear(x, self.weight[m], None if self.bias is None else self.bias[m])
+        blocks = self.rows.split(x, keep=1)  # [M, B·T, in]
+        w = self.weight.transpose(1, 2)  # [M, in, out]
+        y = torch.bmm(blocks, w) if self.bias is None else torch.baddbmm(self.bias.unsqueeze(1), blocks, w)
+        return y.view(*x.shape[:-1], y.size(-1))
+
+
+class FoldedLayerNorm(nn.Module):
+    """Layer norm with model m's gain and bias on model m's rows: ``weight, bias [M, *normalized_shape]``."""
+
+    def __init__(self, weight: Tensor | None, bias: Tensor | None, shape: tuple[int, ...], eps: float, rows: _Rows):
+        super().__init__()
+        self.weight, self.bias, self.shape, self.eps, self.rows = weight, bias, shape, eps, rows
+
+    def forward(self, x: Tensor) -> Tensor:
+        m = self.rows.model
+        if m is not None:
+            pick = lambda t: None if t is None else t[m]  # noqa: E731
+            return F.layer_norm(x, self.shape, pick(self.weight), pick(self.bias), self.eps)
+        y = self.rows.split(F.layer_norm(x, self.shape, None, None, self.eps), keep=len(self.shape))
+        gain = None if self.weight is None else self.weight.unsqueeze(1)  # [M, 1, *shape]
+        shift = None if self.bias is None else self.bias.unsqueeze(1)
+        if gain is not None and shift is not None:
+            y = torch.addcmul(shift, y, gain)
+        elif gain is not None:
+            y = y * gain
+        elif shift is not None:
+            y = y + shift
+        return y.reshape(x.shape)
+
+
+class FoldedEmbedding(nn.Module):
+    """Model m's table for model m's rows of ids: ``weight [M, V, d]``, looked up as one table ``[M·V, d]``."""
+
+    def __init__(self, weight: Tensor, rows: _Rows):
+        super().__init__()
+        self.weight, self.rows = weight, rows
+
+    def forward(self, ids: Tensor) -> Tensor:
+        m = self.rows.model
+        if m is not None:
+            return F.embedding(ids, self.weight[m])
+        M, V = self.weight.shape[:2]
+        offsets = torch.arange(M, device=ids.device).unsqueeze(1) * V  # model m's rows read rows m·V …
+        flat = self.rows.split(ids, keep=0).flatten(1) + offsets
+        return F.embedding(flat, self.weight.flatten(0, 1)).view(*ids.shape, -1)
+
+
+class FoldedLearnedPositions(nn.Module):
+    """:class:`~lib.model.positions.LearnedPositionalEmbedding` with model m's table ``P_m`` on its rows."""
+
+    def __init__(self, table: Tensor, rows: _Rows):
+        super().__init__()
+        self.table, self.rows, self.max_len = table, rows, table.size(1)
+
+    def forward(self, x: Tensor, offset: int = 0) -> Tensor:
+        if offset + x.size(1) > self.max_len:
+            raise ValueError(f"sequence of length {x.size(1)} at offset {offset} is longer than max_len={self.max_len}")
+        span = self.table[:, offset : offset + x.size(1)]  # [M, T, d]
+        if self.rows.model is not None:
+            return x + span[self.rows.model]
+        return (self.rows.split(x, keep=2) + span.unsqueeze(1)).view(x.shape)
+
+
+class Folded:
+    """The M models folded into one: ``losses(batch) -> [M]``, and the stacked parameters to train.
+
+    ``params`` maps each parameter name of the architecture to its stack ``[M, ...]`` (a tied weight
+    once, under its first name), as ``torch.func.stack_module_state`` does.
+    """
+
+    def __init__(self, template: nn.Module, params: dict[str, Tensor], rows: _Rows, loss_fn: Callable, loss_kw: dict):
+        self.template, self.params, self.rows = template, params, rows
+        self.loss_fn, self.loss_kw = loss_fn, loss_kw
+        self.module = template  # what train_ensemble switches between train() and eval()
+        self.trainable = [p for p in params.values() if p.requires_grad]
+
+    def losses(self, batch, per_model: bool) -> Tensor:
+        """Model m's loss on its batch (the shared one, or row m of a stacked ``[M, B, ...]`` one), ``[M]``.
+
+        ``loss_fn`` runs twice over: once on the batch of all M·B rows, only to see what it gives the
+        model (it is stopped at the call), then once per model on that model's output rows.
+        """
+        M = self.rows.n_models
+        tensors = {k: v for k, v in vars(batch).items() if isinstance(v, Tensor)}
+        if per_model:
+            rows = {k: v.flatten(0, 1) for k, v in tensors.items()}
+            own = [type(batch)(**{k: v[m] for k, v in tensors.items()}, pad_id=batch.pad_id) for m in range(M)]
+        else:
+            rows = {k: v.repeat(M, *[1] * (v.dim() - 1)) for k, v in tensors.items()}
+            own = [batch] * M
+        self.rows.n_rows = next(iter(rows.values())).size(0)
+        call = _Call(self.template)
+        with contextlib.suppress(_Called):
+            self.loss_fn(call, type(batch)(**rows, pad_id=batch.pad_id), **self.loss_kw)
+        if call.method is None:
+            raise NotFoldable("loss_fn did not call the model")
+        out = _per_model(getattr(self.template, call.method)(*call.args, **call.kwargs), M)  # all M models, one pass
+        losses = []
+        try:
+            for m in range(M):
+                self.rows.model = m
+                losses.append(self.loss_fn(_ModelRows(self.template, call.method, out[m]), own[m], **self.loss_kw))
+        finally:
+            self.rows.model = None
+        return torch.stack(losses)
+
+    @torch.no_grad()
+    def write_back(self, models: list[nn.Module]) -> None:
+        for m, model in enumerate(models):
+            for name, tensor in model.named_parameters():
+                if name in self.params:
+                    tensor.copy_(self.params[name][m])
+
+
+class _Called(Exception):
+    """Raised by :class:`_Call` to stop ``loss_fn`` at its call of the model."""
+
+
+def _is_method(value: object) -> bool:
+    """A bound method of the model (``model.readouts``), not a layer (``model.embed``)."""
+    return inspect.ismethod(value) and not isinstance(value, nn.Module)
+
+
+class _Call:
+    """Stands for the model in ``loss_fn``'s first run: its layers and attributes, and a call of the
+    model, or of one of its methods, that is recorded (``method``, ``args``, ``kwargs``)."""
+
+    def __init__(self, model: nn.Module):
+        self._model, self.method, self.args, self.kwargs = model, None, None, None
+
+    def __getattr__(self, name: str):
+        value = getattr(self._model, name)
+        return functools.partial(self._record, name) if _is_method(value) else value
+
+    def __call__(self, *args, **kwargs):
+        self._record("__call__", *args, **kwargs)
+
+    def _record(self, method: str, *args, **kwargs):
+        self.method, self.args, self.kwargs = method, args, kwargs
+        raise _Called
+
+
+class _ModelRows:
+    """Stands for model m in ``loss_fn``'s second run: its layers and attributes, and the recorded call,
+    which returns model m's rows of the output."""
+
+    def __init__(self, model: nn.Module, method: str, out):
+        self._model, self._method, self._out = model, method, out
+
+    def __getattr__(self, name: str):
+        value = getattr(self._model, name)
+        if not _is_method(value):
+            return value
+        if name != self._method:
+            raise NotFoldable(f"loss_fn called model.{name} after model.{self._method}")
+        return self._rows
+
+    def __call__(self, *args, **kwargs):
+        if self._method != "__call__":
+            raise NotFoldable(f"loss_fn called the model after model.{self._method}")
+        return self._rows(*args, **kwargs)
+
+    def _rows(self, *args, **kwargs):
+        B = next(
+            t for t in ([self._out] if isinstance(self._out, Tensor) else self._out) if isinstance(t, Tensor)
+        ).size(0)
+        if any(isinstance(a, Tensor) and a.dim() and a.size(0) != B for a in [*args, *kwargs.values()]):
+            raise NotFoldable("loss_fn gave one model other inputs than it gave all (not B of the M·B rows)")
+        out, self._out = self._out, None  # one call per model
+        if out is None:
+            raise NotFoldable("loss_fn called the model twice")
+        return out
+
+
+def _per_model(out, n_models: int) -> list:
+    """The output for all M·B rows as M outputs of B rows (``unbind``: its backward is one ``stack``)."""
+    if isinstance(out, Tensor):
+        return list(out.unflatten(0, (n_models, -1)).unbind(0))
+    if isinstance(out, (tuple, list)):
+        parts = [_per_model(t, n_models) if isinstance(t, Tensor) else [t] * n_models for t in out]
+        return [type(out)(p[m] for p in parts) for m in range(n_models)]
+    raise NotFoldable(f"the model returned a {type(out).__name__}; folding needs a tensor or a tuple of tensors")
+
+
+def fold(models: list[nn.Module], template: nn.Module, loss_fn: Callable, loss_kw: dict) -> Folded | None:
+    """The M ``models`` as one :class:`Folded` model built on ``template`` (a copy of ``models[0]``,
+    modified here), or ``None`` if the architecture does not fold (see the module's docstring)."""
+    weighted = [m for m in template.modules() if any(True for _ in m.parameters(recurse=False))]
+    if any(not isinstance(m, _LEAVES) for m in weighted):
+        return None
+    if any(isinstance(m, RelativePositionEmbedding) for m in template.modules()):  # tables for [T, T], not rows
+        return None
+    if any(isinstance(m, nn.Embedding) and (m.padding_idx is not None or m.max_norm is not None or m.sparse)
+           for m in weighted):  # fmt: skip
+        return None
+    for name, buffer in template.named_buffers():
+        if any(not torch.equal(buffer, dict(model.named_buffers())[name]) for model in models):
+            return None
+    names = dict(template.named_parameters())  # one name per tensor: tied weights once
+    by_id = {id(p): name for name, p in names.items()}
+    params = {
+        name: torch.stack([dict(model.named_parameters())[name].detach() for model in models]).requires_grad_(
+            p.requires_grad
+        )
+        for name, p in names.items()
+    }
+    rows = _Rows(len(models))
+
+    def stacked(p: Tensor | None) -> Tensor | None:
+        return None if p is None else params[by_id[id(p)]]
+
+    for parent in list(template.modules()):
+        for child_name, child in list(parent._modules.items()):  # every name, aliases too (a shared embedding)
+            if isinstance(child, LearnedPositionalEmbedding):
+                new = FoldedLearnedPositions(stacked(child.embedding.weight), rows)
+            elif isinstance(child, nn.Linear):
+                new = FoldedLinear(stacked(child.weight), stacked(child.bias), rows)
+            elif isinstance(child, nn.LayerNorm):
+                new = FoldedLayerNorm(
+                    stacked(child.weight), stacked(child.bias), child.normalized_shape, child.eps, rows
+                )
+            elif isinstance(child, nn.Embedding):
+                new = FoldedEmbedding(stacked(child.weight), rows)
+            else:
+                continue
+            setattr(parent, child_name, new)
+    if any(True for _ in template.parameters()):  # a weight used outside the layers above
+        return None
+    return Folded(template, params, rows, loss_fn, loss_kw)

@@ -97,10 +97,13 @@ def train_ensemble(
     data
         one source for all models (anything :func:`train` accepts; every model sees the same batch
         at every step), or a list of M sources, one per model. With one source per model the batches
-        are stacked (right-padded with ``pad_id`` to one length), and the model's forward must run
-        under ``torch.vmap`` with batched inputs: it may not read tensor values on the host (e.g.
-        ``int(tokens.max())``). ``lib``'s models check their token ids that way, so they train
-        together on one shared source; a list of batches is one source, not one per model.
+        are stacked (right-padded with ``pad_id`` to one length); a list of batches is one source,
+        not one per model. Vmapped (below), the model's forward must then run under ``torch.vmap``
+        with batched inputs: it may not read tensor values on the host (e.g. ``int(tokens.max())``).
+    loss_fn
+        ``loss_fn(model, batch) -> scalar``, as for :func:`train`. The models fold only if it calls
+        the model, or one method of it (``model.readouts(...)``), once, on inputs with one row per
+        row of the batch; it may use the model's layers before that (``model.embed(...)``).
     optimizer
         ``None`` (Adam with the paper's β = (0.9, 0.98), ε = 1e-9 and learning rate ``lr``) or a
         function ``parameters -> Optimizer``, e.g. ``functools.partial(torch.optim.AdamW, lr=3e-3)``;

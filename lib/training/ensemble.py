@@ -283,7 +283,7 @@ def _engine(
         try:
             with torch.no_grad(), _evaluation_mode([folded.module, *models]):
                 together = folded.losses(first, per_model).tolist()
-                own = _own_batches(first, len(models), per_model)
+                own = folding.model_batches(first, len(models), per_model)
                 alone = [loss_fn(model, batch, **loss_kw).item() for model, batch in zip(models, own)]
         except Exception:  # noqa: BLE001 (any failure of the fold is a reason to use vmap, which then raises the real error)
             folded = None
@@ -291,14 +291,6 @@ def _engine(
             if not all(math.isclose(a, b, rel_tol=1e-4, abs_tol=1e-6) for a, b in zip(together, alone)):
                 folded = None
     return folded if folded is not None else _Stacked(models, loss_fn, loss_kw)
-
-
-def _own_batches(batch: Batch | LMBatch, n_models: int, per_model: bool) -> list[Batch | LMBatch]:
-    """Model m's batch: the shared one, or row m of the stacked ``[M, B, ...]`` one."""
-    if not per_model:
-        return [batch] * n_models
-    tensors = {k: v for k, v in vars(batch).items() if isinstance(v, Tensor)}
-    return [type(batch)(**{k: v[m] for k, v in tensors.items()}, pad_id=batch.pad_id) for m in range(n_models)]
 
 
 @contextlib.contextmanager

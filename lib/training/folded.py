@@ -154,10 +154,9 @@ class Folded:
         tensors = {k: v for k, v in vars(batch).items() if isinstance(v, Tensor)}
         if per_model:
             rows = {k: v.flatten(0, 1) for k, v in tensors.items()}
-            own = [type(batch)(**{k: v[m] for k, v in tensors.items()}, pad_id=batch.pad_id) for m in range(M)]
         else:
             rows = {k: v.repeat(M, *[1] * (v.dim() - 1)) for k, v in tensors.items()}
-            own = [batch] * M
+        own = model_batches(batch, M, per_model)
         self.rows.n_rows = next(iter(rows.values())).size(0)
         call = _Call(self.template)
         with contextlib.suppress(_Called):
@@ -176,14 +175,24 @@ class Folded:
 
     @torch.no_grad()
     def write_back(self, models: list[nn.Module]) -> None:
+        """Copy each model's slice of the stacked parameters into that model (buffers are not trained)."""
         for m, model in enumerate(models):
             for name, tensor in model.named_parameters():
                 if name in self.params:
                     tensor.copy_(self.params[name][m])
 
 
-class _Called(Exception):
-    """Raised by :class:`_Call` to stop ``loss_fn`` at its call of the model."""
+def model_batches(batch, n_models: int, per_model: bool) -> list:
+    """Model m's batch: the shared one, or row m of the stacked ``[M, B, ...]`` one."""
+    if not per_model:
+        return [batch] * n_models
+    tensors = {k: v for k, v in vars(batch).items() if isinstance(v, Tensor)}
+    return [type(batch)(**{k: v[m] for k, v in tensors.items()}, pad_id=batch.pad_id) for m in range(n_models)]
+
+
+class _Called(BaseException):
+    """Raised by :class:`_Call` to stop ``loss_fn`` at its call of the model (a ``BaseException``, so
+    that a loss function's own ``except Exception`` does not swallow it)."""
 
 
 def _is_method(value: object) -> bool:

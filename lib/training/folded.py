@@ -28,11 +28,12 @@ from collections.abc import Callable
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
+from torch.func import stack_module_state
 
 from ..model.positions import LearnedPositionalEmbedding, RelativePositionEmbedding
 
-# Modules that hold no weights of their own and pass weighted layers only per-row tensors. A model
-# containing any other module with weights (an LSTM, relative-position tables, ...) is not folded.
+# The modules with weights that fold (learned positions through their embedding). A model containing
+# any other module with weights of its own (an LSTM, a raw nn.Parameter, ...) is not folded.
 _LEAVES = (nn.Linear, nn.LayerNorm, nn.Embedding, LearnedPositionalEmbedding)
 
 
@@ -153,14 +154,14 @@ class Folded:
         M = self.rows.n_models
         tensors = {k: v for k, v in vars(batch).items() if isinstance(v, Tensor)}
         if per_model:
-            rows = {k: v.flatten(0, 1) for k, v in tensors.items()}
+            every_row = {k: v.flatten(0, 1) for k, v in tensors.items()}
         else:
-            rows = {k: v.repeat(M, *[1] * (v.dim() - 1)) for k, v in tensors.items()}
+            every_row = {k: v.repeat(M, *[1] * (v.dim() - 1)) for k, v in tensors.items()}
         own = model_batches(batch, M, per_model)
-        self.rows.n_rows = next(iter(rows.values())).size(0)
+        self.rows.n_rows = next(iter(every_row.values())).size(0)
         call = _Call(self.template)
         with contextlib.suppress(_Called):
-            self.loss_fn(call, type(batch)(**rows, pad_id=batch.pad_id), **self.loss_kw)
+            self.loss_fn(call, type(batch)(**every_row, pad_id=batch.pad_id), **self.loss_kw)
         if call.method is None:
             raise NotFoldable("loss_fn did not call the model")
         out = _per_model(getattr(self.template, call.method)(*call.args, **call.kwargs), M)  # all M models, one pass
@@ -272,17 +273,10 @@ def fold(models: list[nn.Module], template: nn.Module, loss_fn: Callable, loss_k
     if any(isinstance(m, nn.Embedding) and (m.padding_idx is not None or m.max_norm is not None or m.sparse)
            for m in weighted):  # fmt: skip
         return None
-    for name, buffer in template.named_buffers():
-        if any(not torch.equal(buffer, dict(model.named_buffers())[name]) for model in models):
-            return None
-    names = dict(template.named_parameters())  # one name per tensor: tied weights once
-    by_id = {id(p): name for name, p in names.items()}
-    params = {
-        name: torch.stack([dict(model.named_parameters())[name].detach() for model in models]).requires_grad_(
-            p.requires_grad
-        )
-        for name, p in names.items()
-    }
+    params, buffers = stack_module_state(models)  # one name per tensor: tied weights once
+    if any(not torch.equal(b, b[:1].expand_as(b)) for b in buffers.values()):  # the template keeps model 0's
+        return None
+    by_id = {id(p): name for name, p in template.named_parameters()}
     rows = _Rows(len(models))
 
     def stacked(p: Tensor | None) -> Tensor | None:

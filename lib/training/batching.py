@@ -190,13 +190,19 @@ def to_lm_batch(batch: Batch) -> LMBatch:
     if not isinstance(batch, Batch):
         raise TypeError(f"batch must be a Batch, got {type(batch).__name__}")
     pad = batch.pad_id
-    inputs, targets = [], []
-    for src, tgt_in, tgt_out in zip(batch.src, batch.tgt_in, batch.tgt_out):
-        src = src[src != pad].tolist()
-        keep = tgt_out != pad
-        inputs.append(src + tgt_in[keep].tolist())
-        targets.append([pad] * len(src) + tgt_out[keep].tolist())
-    return LMBatch(pad_sequences(inputs, pad), pad_sequences(targets, pad), pad).to(batch.src.device)
+    is_src, is_tgt = batch.src != pad, batch.tgt_out != pad  # [B, S], [B, T]
+    n_src = is_src.sum(dim=1, keepdim=True)  # [B, 1]
+    # column of each kept token in its row: the source's tokens first, then the answer's
+    src_col = is_src.cumsum(dim=1) - 1
+    tgt_col = n_src + is_tgt.cumsum(dim=1) - 1
+    width = int((n_src[:, 0] + is_tgt.sum(dim=1)).max())  # data preparation: a host sync is fine
+    inputs = torch.full((len(batch.src), width), pad, dtype=torch.long, device=batch.src.device)
+    targets = torch.full_like(inputs, pad)
+    src_row, tgt_row = is_src.nonzero()[:, 0], is_tgt.nonzero()[:, 0]
+    inputs[src_row, src_col[is_src]] = batch.src[is_src]
+    inputs[tgt_row, tgt_col[is_tgt]] = batch.tgt_in[is_tgt]
+    targets[tgt_row, tgt_col[is_tgt]] = batch.tgt_out[is_tgt]
+    return LMBatch(inputs, targets, pad)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -178,6 +178,25 @@ def test_to_lm_batch_concatenates_and_masks_the_source():
     assert lm.target.tolist() == [[0, 0, 0, 8, 9, 2], [0, 8, 2, 0, 0, 0]]
 
 
+@pytest.mark.parametrize("task", ["copy", "sort", "recall", "dates"])
+def test_to_lm_batch_equals_the_row_by_row_concatenation(task):
+    """The vectorised conversion writes, row by row, source tokens ⧺ answer, padded on the right."""
+    kwargs = {"shared_vocab": True} if task == "dates" else {}
+    batch = next(TaskStream(task, 16, seed=3, **kwargs))
+    pad = batch.pad_id
+    inputs, targets = [], []
+    for src, tgt_in, tgt_out in zip(batch.src.tolist(), batch.tgt_in.tolist(), batch.tgt_out.tolist()):
+        src = [t for t in src if t != pad]
+        keep = [i for i, t in enumerate(tgt_out) if t != pad]
+        inputs.append(src + [tgt_in[i] for i in keep])
+        targets.append([pad] * len(src) + [tgt_out[i] for i in keep])
+    width = max(map(len, inputs))
+    lm = to_lm_batch(batch)
+    assert lm.input.tolist() == [row + [pad] * (width - len(row)) for row in inputs]
+    assert lm.target.tolist() == [row + [pad] * (width - len(row)) for row in targets]
+    assert lm.pad_id == pad and lm.input.dtype == torch.long
+
+
 def test_dataset_text_and_lengths_checked():
     ds = make_task("dates", 3, seed=0)
     src, tgt = ds.text(0)

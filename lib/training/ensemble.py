@@ -93,7 +93,9 @@ def train_ensemble(
 
     models
         a list of M ``nn.Module`` of one class with parameters of the same names and shapes, on one
-        device (or moved to ``device``).
+        device (or moved to ``device``), that differ only in their weights: the ensemble runs the
+        first model's architecture, so models that differ in an attribute or a replaced method are
+        refused (a ``ValueError``: on the first batch their losses are not their own).
     data
         one source for all models (anything :func:`train` accepts; every model sees the same batch
         at every step), or a list of M sources, one per model. With one source per model the batches
@@ -154,7 +156,7 @@ def train_ensemble(
     if not isinstance(fold, bool):
         raise TypeError(f"fold must be True or False, got {fold!r}")
     first = _stack_batches([source(1) for source in sources], loss_fn, device)
-    stacked = _engine(models, loss_fn, loss_kw, first if fold else None, per_model=len(sources) > 1)
+    stacked = _engine(models, loss_fn, loss_kw, first, per_model=len(sources) > 1, fold=fold)
     optimizer = _paper_adam(stacked.trainable, lr) if optimizer is None else optimizer(stacked.trainable)
     scheduler = schedule(optimizer) if callable(schedule) else _scheduler(optimizer, schedule, warmup_steps, steps)
 
@@ -274,23 +276,41 @@ def _stack_batches(batches: list[Batch | LMBatch], loss_fn: Callable, device: to
 
 
 def _engine(
-    models: list[nn.Module], loss_fn: Callable, loss_kw: dict, first: Batch | LMBatch | None, per_model: bool
+    models: list[nn.Module], loss_fn: Callable, loss_kw: dict, first: Batch | LMBatch, per_model: bool, fold: bool
 ) -> folding.Folded | _Stacked:
-    """The models folded into one (:mod:`lib.training.folded`) if they fold and, on the first batch in
-    eval mode, give each model's own loss; else stacked for ``vmap``."""
-    folded = None if first is None else folding.fold(models, copy.deepcopy(models[0]), loss_fn, loss_kw)
-    if folded is not None:
+    """The models folded into one (:mod:`lib.training.folded`) if ``fold``, they fold, and on the first
+    batch in eval mode this gives each model's own loss; else stacked for ``vmap``, with the same test.
+
+    The test also catches models that differ in something other than their weights (an attribute, a
+    replaced method): both ways run one architecture, the first model's, so such models are refused.
+    """
+    with torch.no_grad(), _evaluation_mode(models):
+        own = folding.model_batches(first, len(models), per_model)
+        alone = [loss_fn(model, batch, **loss_kw).item() for model, batch in zip(models, own)]
+    if fold and (folded := folding.fold(models, copy.deepcopy(models[0]), loss_fn, loss_kw)) is not None:
         try:
-            with torch.no_grad(), _evaluation_mode([folded.module, *models]):
+            with torch.no_grad(), _evaluation_mode([folded.module]):
                 together = folded.losses(first, per_model).tolist()
-                own = folding.model_batches(first, len(models), per_model)
-                alone = [loss_fn(model, batch, **loss_kw).item() for model, batch in zip(models, own)]
         except Exception:  # noqa: BLE001 (any failure of the fold is a reason to use vmap, which then raises the real error)
-            folded = None
+            pass
         else:
-            if not all(math.isclose(a, b, rel_tol=1e-4, abs_tol=1e-6) for a, b in zip(together, alone)):
-                folded = None
-    return folded if folded is not None else _Stacked(models, loss_fn, loss_kw)
+            if _same(together, alone):
+                return folded
+    stacked = _Stacked(models, loss_fn, loss_kw)
+    with torch.no_grad(), _evaluation_mode([stacked.module]):
+        together = stacked.losses(first, per_model).tolist()
+    if not _same(together, alone):
+        raise ValueError(
+            f"models must differ only in their weights: on the first batch the ensemble's losses {together} are "
+            f"not each model's own loss_fn(model, batch) {alone} (do they differ in an attribute or a replaced "
+            "method? train such models one by one with lib.train)"
+        )
+    return stacked
+
+
+def _same(together: list[float], alone: list[float]) -> bool:
+    """Whether the ensemble's losses are each model's own, up to float rounding."""
+    return all(math.isclose(a, b, rel_tol=1e-4, abs_tol=1e-6) for a, b in zip(together, alone))
 
 
 @contextlib.contextmanager

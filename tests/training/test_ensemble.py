@@ -185,6 +185,19 @@ def test_a_forward_that_syncs_trains_with_one_source_per_model_when_folded() -> 
         assert max_weight_difference(model, twin) <= TOLERANCE
 
 
+@pytest.mark.parametrize("fold", [True, False], ids=["folded", "vmapped"])
+def test_models_that_differ_in_more_than_their_weights_are_refused(tiny_lm_config, fold) -> None:
+    """Both ways run the first model's architecture: a second model whose attention ignores the
+    causal mask (a replaced method, not a weight) would silently be trained as the first."""
+    models = lms(tiny_lm_config(), 2)
+    for layer in models[1].layers:
+        layer.self_attn.kernel = lambda q, k, v, mask, is_causal, scale: nn.functional.scaled_dot_product_attention(
+            q, k, v, scale=scale
+        )
+    with pytest.raises(ValueError, match="models must differ only in their weights"):
+        train_ensemble(models, toy_lm_batch, steps=2, loss_fn=lm_loss, progress=False, fold=fold)
+
+
 def test_with_dropout_each_model_draws_its_own_masks(tiny_lm_config) -> None:
     (model,) = lms(tiny_lm_config(dropout=0.3), 1)
     twins = [model, copy.deepcopy(model)]

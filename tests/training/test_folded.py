@@ -43,7 +43,7 @@ def models_of(make, n: int = M) -> list[nn.Module]:
 
 
 def engine(models, loss_fn, batch, per_model=False):
-    return ensemble._engine(models, loss_fn, {}, batch, per_model)
+    return ensemble._engine(models, loss_fn, {}, batch, per_model, fold=True)
 
 
 @pytest.mark.parametrize("position", ["learned", "sinusoidal", "rotary", "none"])

@@ -151,10 +151,8 @@ def pad_sequences(seqs: Sequence[Sequence[int]], pad_id: int = PAD_ID) -> Tensor
     """Right-pad lists of ids into a ``[len(seqs), max_len]`` long tensor."""
     if len(seqs) == 0:
         raise ValueError("seqs must hold at least one sequence, got none")
-    out = torch.full((len(seqs), max(len(s) for s in seqs)), pad_id, dtype=torch.long)
-    for row, seq in enumerate(seqs):
-        out[row, : len(seq)] = torch.as_tensor(list(seq), dtype=torch.long)
-    return out
+    width = max(len(s) for s in seqs)
+    return torch.tensor([[*map(int, s), *[pad_id] * (width - len(s))] for s in seqs], dtype=torch.long)
 
 
 def collate(

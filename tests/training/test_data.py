@@ -18,6 +18,7 @@ from lib.training.data import (
     collate,
     format_date,
     make_task,
+    pad_sequences,
     to_lm_batch,
 )
 
@@ -176,6 +177,15 @@ def test_to_lm_batch_concatenates_and_masks_the_source():
     assert isinstance(lm, LMBatch)
     assert lm.input.tolist() == [[5, 6, 7, 1, 8, 9], [5, 1, 8, 0, 0, 0]]
     assert lm.target.tolist() == [[0, 0, 0, 8, 9, 2], [0, 8, 2, 0, 0, 0]]
+
+
+def test_pad_sequences_right_pads_lists_tuples_and_tensors():
+    padded = pad_sequences([[5, 6, 7], (8,), torch.tensor([9, 10]), []], pad_id=0)
+    assert padded.dtype == torch.long
+    assert padded.tolist() == [[5, 6, 7], [8, 0, 0], [9, 10, 0], [0, 0, 0]]
+    assert pad_sequences([[]], pad_id=3).shape == (1, 0)
+    with pytest.raises(ValueError, match="at least one"):
+        pad_sequences([])
 
 
 @pytest.mark.parametrize("task", ["copy", "sort", "recall", "dates"])

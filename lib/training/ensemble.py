@@ -38,6 +38,7 @@ from torch.func import functional_call, stack_module_state
 from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.optim.lr_scheduler import LRScheduler
 
+from ..model import eval_mode
 from ..model.checks import check_int
 from . import distributed
 from . import folded as folding
@@ -315,15 +316,11 @@ def _same(together: list[float], alone: list[float]) -> bool:
 
 @contextlib.contextmanager
 def _evaluation_mode(modules: list[nn.Module]):
-    """Every module in eval mode for the block (no dropout), then back to its own mode."""
-    modes = [(m, m.training) for module in modules for m in module.modules()]
-    for module in modules:
-        module.eval()
-    try:
+    """:func:`lib.model.eval_mode` for every module at once: eval mode (no dropout) for the block."""
+    with contextlib.ExitStack() as stack:
+        for module in modules:
+            stack.enter_context(eval_mode(module))
         yield
-    finally:
-        for m, training in modes:
-            m.training = training
 
 
 def _batchable_attention(batch: Batch | LMBatch) -> contextlib.AbstractContextManager:

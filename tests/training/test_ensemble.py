@@ -198,6 +198,15 @@ def test_models_that_differ_in_more_than_their_weights_are_refused(tiny_lm_confi
         train_ensemble(models, toy_lm_batch, steps=2, loss_fn=lm_loss, progress=False, fold=fold)
 
 
+@pytest.mark.parametrize("fold", [True, False], ids=["folded", "vmapped"])
+def test_the_models_keep_their_mode(tiny_lm_config, fold) -> None:
+    """The first-batch check runs the models in eval mode; each comes back in the mode it was in."""
+    for training in (True, False):
+        models = [model.train(training) for model in lms(tiny_lm_config(), 2)]
+        train_ensemble(models, toy_lm_batch, steps=2, loss_fn=lm_loss, progress=False, fold=fold)
+        assert all(module.training == training for model in models for module in model.modules())
+
+
 def test_with_dropout_each_model_draws_its_own_masks(tiny_lm_config) -> None:
     (model,) = lms(tiny_lm_config(dropout=0.3), 1)
     twins = [model, copy.deepcopy(model)]

@@ -14,6 +14,9 @@ Everything else runs once, on M times the rows, with PyTorch's ordinary kernels 
 kernel included). On a CPU that is faster than ``vmap``, whose batched kernels are slower than
 ordinary ones at toy sizes; on a GPU it fills the device the same way.
 
+Relative positions fold too: their tables ``a^K, a^V`` are indexed by distance, not by row, so the folded
+tables are ``[M, T_q, T_k, d_head]`` and the attention reads model m's tables on model m's rows.
+
 A model folds only if every module that holds weights is one of the kinds above, and its buffers are
 equal in all M models; :func:`fold` returns ``None`` otherwise, and the ensemble uses ``vmap``.
 """
@@ -23,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
+import types
 from collections.abc import Callable
 
 import torch
@@ -30,6 +34,8 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 from torch.func import stack_module_state
 
+from ..model.attention import RelativeMultiHeadAttention
+from ..model.masks import causal_mask, masked_softmax
 from ..model.positions import LearnedPositionalEmbedding, RelativePositionEmbedding
 
 # The modules with weights that fold (learned positions through their embedding). A model containing
@@ -130,6 +136,41 @@ class FoldedLearnedPositions(nn.Module):
         if self.rows.model is not None:
             return x + span[self.rows.model]
         return (self.rows.split(x, keep=2) + span.unsqueeze(1)).view(x.shape)
+
+
+class FoldedRelativePositions(nn.Module):
+    """:class:`~lib.model.positions.RelativePositionEmbedding` with model m's tables: ``forward(T_q, T_k)``
+    gives ``(a_K, a_V)``, each ``[M, T_q, T_k, d_head]`` (``[T_q, T_k, d_head]`` when one model runs alone)."""
+
+    def __init__(self, key: Tensor, value: Tensor, max_distance: int, rows: _Rows):
+        super().__init__()
+        self.key, self.value, self.max_distance, self.rows = key, value, max_distance, rows
+
+    def forward(self, T_q: int, T_k: int) -> tuple[Tensor, Tensor]:
+        positions = torch.arange(T_k, device=self.key.device)
+        distance = (positions[None, :] - positions[T_k - T_q :, None]).clamp(-self.max_distance, self.max_distance)
+        index = distance + self.max_distance  # [T_q, T_k], rows of the tables
+        m = self.rows.model
+        if m is not None:
+            return self.key[m][index], self.value[m][index]
+        return self.key[:, index], self.value[:, index]
+
+
+def _folded_relative_attend(self, q, k, v, mask, is_causal, need_weights):
+    r""":meth:`RelativeMultiHeadAttention.attend <lib.model.attention.RelativeMultiHeadAttention.attend>` on
+    M·B rows, model m's tables ``a^K_m, a^V_m`` on model m's rows (``q, k, v [M·B, H, T, d_head]``):
+    :math:`e_{ij} = q_i \cdot (k_j + a^K_{ij}) / \sqrt{d_k}`, :math:`z_i = \sum_j \alpha_{ij} (v_j + a^V_{ij})`."""
+    a_k, a_v = self.relative(q.size(-2), k.size(-2))
+    if a_k.dim() == 3:  # one model alone: its own tables
+        return RelativeMultiHeadAttention.attend(self, q, k, v, mask, is_causal, need_weights)
+    M = a_k.size(0)
+    mask = causal_mask(q.size(-2), q.device) if is_causal else mask
+    by_model = lambda t: t.unflatten(0, (M, -1))  # noqa: E731  [M·B, ...] -> [M, B, ...]
+    position_scores = torch.einsum("mbhqd,mqkd->mbhqk", by_model(q), a_k).flatten(0, 1)
+    alpha = masked_softmax((q @ k.transpose(-2, -1) + position_scores) * self.scale, mask)
+    dropped = F.dropout(alpha, self.dropout) if self.training and self.dropout > 0 else alpha
+    position_values = torch.einsum("mbhqk,mqkd->mbhqd", by_model(dropped), a_v).flatten(0, 1)
+    return dropped @ v + position_values, alpha
 
 
 class Folded:
@@ -268,8 +309,9 @@ def fold(models: list[nn.Module], template: nn.Module, loss_fn: Callable, loss_k
     weighted = [m for m in template.modules() if any(True for _ in m.parameters(recurse=False))]
     if any(not isinstance(m, _LEAVES) for m in weighted):
         return None
-    if any(isinstance(m, RelativePositionEmbedding) for m in template.modules()):  # tables for [T, T], not rows
-        return None
+    if any(isinstance(m, RelativePositionEmbedding) and not isinstance(parent, RelativeMultiHeadAttention)
+           for parent in template.modules() for m in parent.children()):  # fmt: skip
+        return None  # tables over [T, T] used by something other than lib's relative attention
     if any(isinstance(m, nn.Embedding) and (m.padding_idx is not None or m.max_norm is not None or m.sparse)
            for m in weighted):  # fmt: skip
         return None
@@ -283,8 +325,15 @@ def fold(models: list[nn.Module], template: nn.Module, loss_fn: Callable, loss_k
         return None if p is None else params[by_id[id(p)]]
 
     for parent in list(template.modules()):
+        if isinstance(parent, RelativePositionEmbedding):
+            continue  # folded as a whole, below
         for child_name, child in list(parent._modules.items()):  # every name, aliases too (a shared embedding)
-            if isinstance(child, LearnedPositionalEmbedding):
+            if isinstance(child, RelativePositionEmbedding):
+                new = FoldedRelativePositions(
+                    stacked(child.key.weight), stacked(child.value.weight), child.max_distance, rows
+                )
+                parent.attend = types.MethodType(_folded_relative_attend, parent)
+            elif isinstance(child, LearnedPositionalEmbedding):
                 new = FoldedLearnedPositions(stacked(child.embedding.weight), rows)
             elif isinstance(child, nn.Linear):
                 new = FoldedLinear(stacked(child.weight), stacked(child.bias), rows)

@@ -105,6 +105,18 @@ def test_the_options_of_train_carry_over(tiny_lm_config, fold) -> None:
         assert max_weight_difference(model, twin) <= TOLERANCE
 
 
+def test_relative_positions_fold_and_train_as_alone(tiny_lm_config) -> None:
+    """Relative positions' tables are indexed by distance, not by row: they fold all the same."""
+    models = lms(tiny_lm_config(position="relative"), 3)
+    alone = [copy.deepcopy(m) for m in models]
+    options = dict(steps=20, loss_fn=lm_loss, lr=1e-2, progress=False)
+    histories = train_ensemble(models, toy_lm_batch, fold=True, **options)
+    for model, twin, history in zip(models, alone, histories):
+        reference = train(twin, toy_lm_batch, **options)
+        assert max_relative(history.loss, reference.loss) <= TOLERANCE
+        assert max_weight_difference(model, twin) <= TOLERANCE
+
+
 @pytest.mark.parametrize("fold", [True, False], ids=["folded", "vmapped"])
 def test_encoder_decoders_on_a_shared_task_stream(tiny_transformer_config, fold) -> None:
     """seq2seq_loss (the default), padding masks, an endless TaskStream drawn once a step for all."""

@@ -19,6 +19,7 @@ from lib.training.folded import (
     FoldedLayerNorm,
     FoldedLearnedPositions,
     FoldedLinear,
+    FoldedRelativePositions,
     _Rows,
     fold,
 )
@@ -46,7 +47,7 @@ def engine(models, loss_fn, batch, per_model=False):
     return ensemble._engine(models, loss_fn, {}, batch, per_model, fold=True)
 
 
-@pytest.mark.parametrize("position", ["learned", "sinusoidal", "rotary", "none"])
+@pytest.mark.parametrize("position", ["learned", "sinusoidal", "rotary", "relative", "none"])
 def test_lib_language_models_fold_and_give_each_models_loss(tiny_lm_config, position) -> None:
     models = models_of(lambda: DecoderOnlyLM(tiny_lm_config(position=position, n_layers=2)))
     folded = engine(models, lm_loss, lm_batch())
@@ -74,11 +75,21 @@ def test_encoder_decoders_fold_with_their_tied_embeddings(tiny_transformer_confi
     torch.testing.assert_close(losses, torch.stack([seq2seq_loss(m, batch) for m in models]), rtol=1e-5, atol=1e-6)
 
 
-def test_what_does_not_fold_is_vmapped(tiny_lm_config) -> None:
-    relative = models_of(lambda: DecoderOnlyLM(tiny_lm_config(position="relative")))
-    assert fold(relative, copy.deepcopy(relative[0]), lm_loss, {}) is None  # tables over [T, T], not rows
-    assert isinstance(engine(relative, lm_loss, lm_batch()), ensemble._Stacked)
+def test_relative_tables_fold_per_model_and_unused_rows_get_no_gradient(tiny_lm_config) -> None:
+    models = models_of(lambda: DecoderOnlyLM(tiny_lm_config(position="relative", n_layers=2, dropout=0.0)))
+    folded = engine(models, lm_loss, lm_batch())
+    assert isinstance(folded, Folded)
+    tables = [m for m in folded.template.modules() if isinstance(m, FoldedRelativePositions)]
+    assert len(tables) == 2 and tables[0].key.shape[0] == M
+    losses = folded.losses(lm_batch(1), per_model=False)
+    losses.sum().backward()
+    k = tables[0].max_distance
+    reach = T - 1  # offsets beyond ±(T - 1) are never looked up at length T
+    assert k > reach and torch.count_nonzero(tables[0].key.grad[:, : k - reach]) == 0
+    assert torch.count_nonzero(tables[0].key.grad[:, k - reach : k + reach + 1]) > 0
 
+
+def test_what_does_not_fold_is_vmapped(tiny_lm_config) -> None:
     class Recurrent(nn.Module):
         def __init__(self):
             super().__init__()

@@ -87,6 +87,24 @@ def test_each_model_trains_as_lib_train_would_train_it_alone(tiny_lm_config, fol
     assert len({round(h.loss[-1], 6) for h in histories}) == 5, "five seeds, five different runs"
 
 
+def test_with_every_weight_trained_only_the_key_biases_differ(tiny_lm_config) -> None:
+    """Without freezing anything (see lms()): every weight agrees but the key projections' biases,
+    whose gradient is rounding noise; the losses agree all the same, since those biases change nothing."""
+    models = []
+    for seed in range(5):
+        torch.manual_seed(seed)
+        models.append(DecoderOnlyLM(tiny_lm_config(n_layers=2)))
+    alone = [copy.deepcopy(m) for m in models]
+    options = dict(steps=60, loss_fn=lm_loss, lr=1e-2, clip_grad_norm=0.5, progress=False)
+    histories = train_ensemble(models, toy_lm_batch, **options)
+    for model, twin, history in zip(models, alone, histories):
+        assert max_relative(history.loss, train(twin, toy_lm_batch, **options).loss) <= TOLERANCE
+        twin_weights = dict(twin.named_parameters())
+        for name, p in model.named_parameters():
+            if not name.endswith("k_proj.bias"):
+                assert (p - twin_weights[name]).abs().max().item() <= TOLERANCE, name
+
+
 @pytest.mark.parametrize("fold", [True, False], ids=["folded", "vmapped"])
 def test_the_options_of_train_carry_over(tiny_lm_config, fold) -> None:
     """A schedule with warm-up, label smoothing and an AdamW with weight decay, as a factory."""

@@ -22,14 +22,8 @@ def check_int(name: str, value: object, minimum: int | None = None, maximum: int
     return value
 
 
-def check_number(
-    name: str,
-    value: object,
-    low: float = -math.inf,
-    high: float = math.inf,
-    low_open: bool = False,
-    high_open: bool = False,
-) -> float:
+def check_number(name: str, value: object, low: float = -math.inf, high: float = math.inf,
+                 low_open: bool = False, high_open: bool = False) -> float:  # fmt: skip
     """``value`` must be a real number (not a ``bool``) in the interval (ends excluded if ``*_open``)."""
     if not isinstance(value, (int, float)) or isinstance(value, bool):
         raise TypeError(f"{name} must be a number, got {value!r} ({type(value).__name__})")

@@ -74,10 +74,14 @@ class RelativePositionEmbedding(nn.Module):
         nn.init.normal_(self.key.weight, std=0.02)
         nn.init.normal_(self.value.weight, std=0.02)
 
+    def rows(self, T_q: int, T_k: int) -> Tensor:
+        """``[T_q, T_k]``: the table row of each (query, key) pair, ``j - i`` clipped to ``[-k, k]``, plus ``k``."""
+        k, positions = self.max_distance, torch.arange(T_k, device=self.key.weight.device)
+        return (positions[None, :] - positions[T_k - T_q :, None]).clamp(-k, k) + k
+
     def forward(self, T_q: int, T_k: int) -> tuple[Tensor, Tensor]:
-        positions = torch.arange(T_k, device=self.key.weight.device)
-        distance = (positions[None, :] - positions[T_k - T_q :, None]).clamp(-self.max_distance, self.max_distance)
-        return self.key(distance + self.max_distance), self.value(distance + self.max_distance)  # [T_q, T_k, d]
+        rows = self.rows(T_q, T_k)
+        return self.key(rows), self.value(rows)  # [T_q, T_k, d]
 
 
 class RotaryEmbedding(nn.Module):

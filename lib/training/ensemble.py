@@ -92,8 +92,9 @@ def train_ensemble(
     is zero in exact arithmetic, such as the key projection's bias under softmax attention (every
     score of a row shifts by the same ``q·b``), gets only rounding noise, which Adam normalises into
     steps of size ``lr``; it ends differently in any two computations and changes nothing the model
-    computes. The trained weights are written back into ``models``. With dropout each model draws its own masks (``vmap(randomness="different")``), so
-    two equal models with dropout end up different, as two separate runs would.
+    computes. The trained weights are written back into ``models``. With dropout each model draws its
+    own masks (``vmap(randomness="different")``), so two equal models with dropout end up different,
+    as two separate runs would.
 
     models
         a list of M ``nn.Module`` of one class with parameters of the same names and shapes, on one

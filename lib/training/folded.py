@@ -142,14 +142,13 @@ class FoldedRelativePositions(nn.Module):
     """:class:`~lib.model.positions.RelativePositionEmbedding` with model m's tables: ``forward(T_q, T_k)``
     gives ``(a_K, a_V)``, each ``[M, T_q, T_k, d_head]`` (``[T_q, T_k, d_head]`` when one model runs alone)."""
 
-    def __init__(self, key: Tensor, value: Tensor, max_distance: int, rows: _Rows):
+    def __init__(self, key: Tensor, value: Tensor, table_rows: Callable[[int, int], Tensor], rows: _Rows):
         super().__init__()
-        self.key, self.value, self.max_distance, self.rows = key, value, max_distance, rows
+        self.key, self.value, self.rows = key, value, rows
+        self.table_rows = table_rows  # RelativePositionEmbedding.rows of the module this replaces
 
     def forward(self, T_q: int, T_k: int) -> tuple[Tensor, Tensor]:
-        positions = torch.arange(T_k, device=self.key.device)
-        distance = (positions[None, :] - positions[T_k - T_q :, None]).clamp(-self.max_distance, self.max_distance)
-        index = distance + self.max_distance  # [T_q, T_k], rows of the tables
+        index = self.table_rows(T_q, T_k)  # [T_q, T_k]
         m = self.rows.model
         if m is not None:
             return self.key[m][index], self.value[m][index]
@@ -329,9 +328,7 @@ def fold(models: list[nn.Module], template: nn.Module, loss_fn: Callable, loss_k
             continue  # folded as a whole, below
         for child_name, child in list(parent._modules.items()):  # every name, aliases too (a shared embedding)
             if isinstance(child, RelativePositionEmbedding):
-                new = FoldedRelativePositions(
-                    stacked(child.key.weight), stacked(child.value.weight), child.max_distance, rows
-                )
+                new = FoldedRelativePositions(stacked(child.key.weight), stacked(child.value.weight), child.rows, rows)
                 parent.attend = types.MethodType(_folded_relative_attend, parent)
             elif isinstance(child, LearnedPositionalEmbedding):
                 new = FoldedLearnedPositions(stacked(child.embedding.weight), rows)

@@ -83,7 +83,7 @@ def test_relative_tables_fold_per_model_and_unused_rows_get_no_gradient(tiny_lm_
     assert len(tables) == 2 and tables[0].key.shape[0] == M
     losses = folded.losses(lm_batch(1), per_model=False)
     losses.sum().backward()
-    k = tables[0].max_distance
+    k = models[0].layers[0].self_attn.relative.max_distance
     reach = T - 1  # offsets beyond ±(T - 1) are never looked up at length T
     assert k > reach and torch.count_nonzero(tables[0].key.grad[:, : k - reach]) == 0
     assert torch.count_nonzero(tables[0].key.grad[:, k - reach : k + reach + 1]) > 0

@@ -9,9 +9,9 @@ from __future__ import annotations
 import sys
 from collections.abc import Mapping, Sequence
 
+import matplotlib as mpl
 import matplotlib.pyplot as plt
 import numpy as np
-import seaborn as sns
 import torch
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
@@ -36,18 +36,60 @@ COLUMN_WIDTH_IN = 7.0
 FIGURE_SIZE_IN = (6.0, 3.8)
 
 
+# seaborn's colour-blind palette ("colorblind"), the colours of every plot and schematic.
+PALETTE = ("#0173b2", "#de8f05", "#029e73", "#d55e00", "#cc78bc", "#ca9161", "#fbafe4", "#949494", "#ece133", "#56b4e9")
+
+# What ``seaborn.set_theme(context="notebook", style="whitegrid", palette="colorblind")`` sets, written
+# out: importing seaborn (and with it scipy and pandas) took about 0.7 s of every chapter's run.
+# tests/test_plots.py checks that these are still seaborn's values. (Its ``image.cmap``, "rocket",
+# is left out: no figure of the book uses the default colour map, and "rocket" exists only in seaborn.)
+SEABORN_WHITEGRID = {
+    "axes.axisbelow": True,
+    "axes.edgecolor": ".8",
+    "axes.grid": True,
+    "axes.labelcolor": ".15",
+    "axes.labelsize": 12.0,
+    "axes.linewidth": 1.25,
+    "axes.titlesize": 12.0,
+    "font.sans-serif": ["Arial", "DejaVu Sans", "Liberation Sans", "Bitstream Vera Sans", "sans-serif"],
+    "font.size": 12.0,
+    "grid.color": ".8",
+    "grid.linewidth": 1.0,
+    "legend.fontsize": 11.0,
+    "legend.title_fontsize": 12.0,
+    "lines.solid_capstyle": "round",
+    "patch.edgecolor": "w",
+    "patch.force_edgecolor": True,
+    "text.color": ".15",
+    "xtick.bottom": False,
+    "xtick.color": ".15",
+    "xtick.labelsize": 11.0,
+    "xtick.major.size": 6.0,
+    "xtick.major.width": 1.25,
+    "xtick.minor.size": 4.0,
+    "xtick.minor.width": 1.0,
+    "ytick.color": ".15",
+    "ytick.labelsize": 11.0,
+    "ytick.left": False,
+    "ytick.major.size": 6.0,
+    "ytick.major.width": 1.25,
+    "ytick.minor.size": 4.0,
+    "ytick.minor.width": 1.0,
+}
+
+
 def set_theme() -> None:
     """The book's look: seaborn's ``whitegrid`` style, colour-blind palette, no top/right spines.
 
     Figures are drawn for the page column (6 x 3.8 in by default, at most ``COLUMN_WIDTH_IN``), and
     under IPython (Jupyter, Colab, the site build) the inline backend shows them as SVG with their
     text kept as text (``svg.fonttype: "none"``), so labels stay sharp and readable at any zoom.
+    The seaborn settings are written out (:data:`SEABORN_WHITEGRID`), so seaborn is not imported.
     """
-    sns.set_theme(
-        context="notebook",
-        style="whitegrid",
-        palette="colorblind",
-        rc={
+    mpl.rcParams.update(SEABORN_WHITEGRID)
+    mpl.rcParams.update(
+        {
+            "axes.prop_cycle": mpl.cycler(color=list(PALETTE)),
             "figure.figsize": FIGURE_SIZE_IN,
             "figure.dpi": 100,
             "savefig.dpi": 150,
@@ -59,7 +101,7 @@ def set_theme() -> None:
             "axes.titlesize": "medium",
             "axes.titleweight": "bold",
             "legend.frameon": False,
-        },
+        }
     )
     _inline_figures_as_svg()
 
@@ -102,7 +144,7 @@ def _heatmap(ax: Axes, w: np.ndarray, xticks, yticks, cmap: str, vmin: float, vm
     # What seaborn.heatmap draws (a pcolormesh, rows top-down, no spines), written out: seaborn's
     # redraws the whole figure for every heatmap it adds, so a 6 x 12 grid took minutes. The cells are
     # rasterized inside the SVG (one small image), the labels stay text.
-    mesh = ax.pcolormesh(w, cmap=sns.color_palette(cmap, as_cmap=True), vmin=vmin, vmax=vmax, rasterized=True)
+    mesh = ax.pcolormesh(w, cmap=cmap, vmin=vmin, vmax=vmax, rasterized=True)
     ax.set(xlim=(0, w.shape[1]), ylim=(w.shape[0], 0))
     for spine in ax.spines.values():
         spine.set_visible(False)
@@ -251,7 +293,8 @@ def plot_history(
         raise TypeError(f"history must be a History or a dict name -> History, got {type(history).__name__}")
     if ax is None:
         _, ax = plt.subplots(layout="constrained")
-    colors = sns.color_palette(n_colors=max(len(runs), 1))
+    cycle = plt.rcParams["axes.prop_cycle"].by_key().get("color") or list(PALETTE)
+    colors = [cycle[i % len(cycle)] for i in range(max(len(runs), 1))]
 
     for color, (name, run) in zip(colors, runs.items()):
         eval_keys = {k for e in run.evals for k in e if k != "step"}

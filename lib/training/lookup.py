@@ -114,13 +114,13 @@ def linked_list_loss(model: nn.Module, batch: LMBatch) -> Tensor:
     )
 
 
-@torch.no_grad()
 def _checked(model: nn.Module, fields: Tensor) -> Tensor:
     """The batch's ids checked once at the evaluation's entry (`LinkedListModel.check_fields`)."""
     check = getattr(model, "check_fields", None)
     return check(fields) if check is not None else fields
 
 
+@torch.no_grad()
 def neighbour_accuracy(model: nn.Module, batch: LMBatch) -> dict[str, float]:
     """The fraction of nodes whose next colour, previous colour, and both colours are right.
 

@@ -25,6 +25,7 @@ class Recording(LinkedListModel):
 
     def readouts(self, fields):
         self.modes.append(self.training)
+        self.grad_enabled = torch.is_grad_enabled()
         if self.fail:
             raise RuntimeError("boom")
         return super().readouts(fields)
@@ -37,6 +38,13 @@ def test_measures_in_eval_mode_and_restores_the_mode(measure, training) -> None:
     measure(model, linked_list_batch(2, seed=0))
     assert model.modes == [False]
     assert model.training is training
+
+
+@pytest.mark.parametrize("measure", [neighbour_accuracy, neighbour_attention])
+def test_measures_without_building_an_autograd_graph(measure) -> None:
+    model = Recording()
+    measure(model, linked_list_batch(2, seed=0))
+    assert model.grad_enabled is False
 
 
 @pytest.mark.parametrize("measure", [neighbour_accuracy, neighbour_attention])

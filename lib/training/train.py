@@ -298,8 +298,12 @@ def _check_options(
 
 
 def _paper_adam(params: Iterable[Tensor], lr: float) -> torch.optim.Optimizer:
-    """The default optimizer: Adam with the paper's β = (0.9, 0.98) and ε = 1e-9 (§5.3)."""
-    return torch.optim.Adam(params, lr=lr, betas=(0.9, 0.98), eps=1e-9)
+    """The default optimizer: Adam with the paper's β = (0.9, 0.98) and ε = 1e-9 (§5.3).
+
+    ``foreach=True`` (CUDA's default, not the CPU's) updates all tensors per operation instead of
+    looping over them in Python: the same numbers to the last bit, a few percent off a small model's
+    step on a CPU."""
+    return torch.optim.Adam(params, lr=lr, betas=(0.9, 0.98), eps=1e-9, foreach=True)
 
 
 def _scheduler(

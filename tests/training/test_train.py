@@ -8,7 +8,7 @@ from torch import nn
 
 from lib.training.data import LMBatch, TaskStream, collate, make_task, to_lm_batch
 from lib.training.schedules import make_schedule, noam_lr
-from lib.training.train import History, evaluate, lm_loss, seq2seq_loss, train
+from lib.training.train import History, _paper_adam, evaluate, lm_loss, seq2seq_loss, train
 
 
 class TinySeq2Seq(nn.Module):
@@ -126,6 +126,28 @@ def test_train_learns_copy_and_records_history():
     after = history.evals[-1]
     assert after["token_accuracy"] > 0.9 > before["token_accuracy"]
     assert set(after) == {"step", "loss", "token_accuracy", "exact_match"}
+
+
+def test_the_default_adam_updates_all_tensors_at_once_with_the_same_numbers():
+    """lib's default Adam runs foreach (one operation over all tensors): bit for bit the per-tensor loop."""
+    weights = {}
+    for foreach in (False, True):
+        torch.manual_seed(0)
+        train_set = make_task("copy", 64, seed=0, max_len=6)
+        model = TinySeq2Seq(len(train_set.src_vocab))
+
+        def adam(params, foreach=foreach):
+            return torch.optim.Adam(params, lr=1e-2, betas=(0.9, 0.98), eps=1e-9, foreach=foreach)
+
+        train(model, train_set, steps=20, optimizer=adam(model.parameters()), batch_size=16, progress=False)
+        weights[foreach] = [p.detach().clone() for p in model.parameters()]
+    torch.manual_seed(0)
+    model = TinySeq2Seq(len(train_set.src_vocab))
+    history = train(model, train_set, steps=20, lr=1e-2, batch_size=16, progress=False)
+    assert all(torch.equal(a, b) for a, b in zip(weights[False], weights[True]))
+    assert all(torch.equal(a, b) for a, b in zip(weights[True], model.parameters()))
+    assert len(history.loss) == 20
+    assert _paper_adam([torch.zeros(1, requires_grad=True)], lr=1e-3).defaults["foreach"] is True
 
 
 @pytest.mark.parametrize("training", [True, False])

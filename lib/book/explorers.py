@@ -27,10 +27,12 @@ from collections.abc import Mapping, Sequence
 
 import torch
 
+from .palette import PALETTE
+
 FONT = "DejaVu Sans, Arial, Helvetica, sans-serif"  # matplotlib's default first, as the static figures
 INK, MUTED, GRID = "#222222", "#666666", "#d9d9d9"
-HIGHLIGHT = "#de8f05"  # the colour-blind palette's orange: what the reader is pointing at
-SERIES = ["#0173b2", "#de8f05", "#029e73", "#d55e00", "#cc78bc"]  # seaborn's colorblind palette
+HIGHLIGHT = PALETTE[1]  # the palette's orange: what the reader is pointing at
+SERIES = list(PALETTE[:5])  # the first five colours of the plots
 # matplotlib's Blues: the nine ColorBrewer colours it interpolates linearly between
 BLUES = ["#f7fbff", "#deebf7", "#c6dbef", "#9ecae1", "#6baed6", "#4292c6", "#2171b5", "#08519c", "#08306b"]
 MAX_BYTES = 300_000  # what one page may carry; an explorer larger than this is refused

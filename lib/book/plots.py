@@ -17,6 +17,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from ..training.train import History
+from .palette import PALETTE
 
 ATTENTION_CMAP = "Blues"
 
@@ -36,12 +37,9 @@ COLUMN_WIDTH_IN = 7.0
 FIGURE_SIZE_IN = (6.0, 3.8)
 
 
-# seaborn's colour-blind palette ("colorblind"), the colours of every plot and schematic.
-PALETTE = ("#0173b2", "#de8f05", "#029e73", "#d55e00", "#cc78bc", "#ca9161", "#fbafe4", "#949494", "#ece133", "#56b4e9")
-
 # What ``seaborn.set_theme(context="notebook", style="whitegrid", palette="colorblind")`` sets, written
 # out: importing seaborn (and with it scipy and pandas) took about 0.7 s of every chapter's run.
-# tests/test_plots.py checks that these are still seaborn's values. (Its ``image.cmap``, "rocket",
+# tests/book/test_plots_svg.py checks that these are still seaborn's values. (Its ``image.cmap``, "rocket",
 # is left out: no figure of the book uses the default colour map, and "rocket" exists only in seaborn.)
 SEABORN_WHITEGRID = {
     "axes.axisbelow": True,

@@ -67,7 +67,8 @@ _THEMES = r"""
 import json, sys
 import matplotlib as mpl
 import lib
-from lib.book.plots import PALETTE, SEABORN_WHITEGRID
+from lib.book.palette import PALETTE
+from lib.book.plots import SEABORN_WHITEGRID
 lib.set_theme()
 print(json.dumps({"seaborn imported": "seaborn" in sys.modules}))
 import seaborn as sns

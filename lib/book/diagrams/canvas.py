@@ -23,24 +23,10 @@ from matplotlib.figure import Figure
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Rectangle
 
 from ...model.checks import check_choice, check_number
+from ..palette import PALETTE
 
-# One colour per role, from seaborn's colour-blind palette (the plots use the same palette), written
-# out so that drawing a schematic does not load seaborn (and with it scipy and pandas).
-_CB = [
-    to_rgb(c)
-    for c in (
-        "#0173b2",
-        "#de8f05",
-        "#029e73",
-        "#d55e00",
-        "#cc78bc",
-        "#ca9161",
-        "#fbafe4",
-        "#949494",
-        "#ece133",
-        "#56b4e9",
-    )
-]
+# One colour per role, from the book's colour-blind palette (the plots use the same colours).
+_CB = [to_rgb(c) for c in PALETTE]
 COLORS: dict[str, tuple[float, float, float]] = {
     "input": _CB[7],  # grey: data coming in
     "query": _CB[0],  # blue

@@ -72,12 +72,12 @@ class Vocab:
 
     def encode(self, tokens: Sequence[str]) -> list[int]:
         """Token strings → ids (no ``<bos>``/``<eos>`` added)."""
-        ids = []
-        for token in tokens:
-            if token not in self.stoi:
-                raise ValueError(f"unknown token {token!r}; the vocabulary has {self.itos[len(SPECIALS) :]}")
-            ids.append(self.stoi[token])
-        return ids
+        try:
+            return [self.stoi[token] for token in tokens]
+        except KeyError as error:
+            raise ValueError(
+                f"unknown token {error.args[0]!r}; the vocabulary has {self.itos[len(SPECIALS) :]}"
+            ) from None
 
     def decode(self, ids: Sequence[int] | Tensor, strip_special: bool = True) -> list[str]:
         """Ids → token strings. With ``strip_special``, drop ``<pad>``/``<bos>`` and stop at ``<eos>``."""

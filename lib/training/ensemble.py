@@ -19,7 +19,9 @@ than the ordinary ones at toy sizes, and its own overhead is about a forward pas
 
 The optimizer is one ``torch.optim`` optimizer over the stacked parameters. Adam, AdamW, SGD (with
 momentum) and RMSprop work elementwise, so the stacked state *is* M independent states: model
-``m``'s update reads only slice ``m``. Gradient clipping is per model (each model's global norm over
+``m``'s update reads only slice ``m``. The default Adam goes one step further: every stack lives in
+its columns of one buffer ``[M, P]`` (and its gradient in the same columns of the buffer's), so an
+update is a few operations on one tensor instead of a few on each of dozens (the same numbers). Gradient clipping is per model (each model's global norm over
 its own slices, as :func:`train` computes it for one model). The learning-rate schedule is shared.
 """
 
@@ -162,7 +164,11 @@ def train_ensemble(
         raise TypeError(f"fold must be True or False, got {fold!r}")
     first = _stack_batches([source(1) for source in sources], loss_fn, device)
     stacked = _engine(models, loss_fn, loss_kw, first, per_model=len(sources) > 1, fold=fold)
-    optimizer = _paper_adam(stacked.trainable, lr) if optimizer is None else optimizer(stacked.trainable)
+    flat = _flatten(stacked.trainable) if optimizer is None else None  # one buffer for the default Adam
+    if flat is not None:
+        optimizer = _paper_adam([flat], lr)
+    else:
+        optimizer = _paper_adam(stacked.trainable, lr) if optimizer is None else optimizer(stacked.trainable)
     scheduler = schedule(optimizer) if callable(schedule) else _scheduler(optimizer, schedule, warmup_steps, steps)
 
     histories = [History() for _ in models]
@@ -180,7 +186,7 @@ def train_ensemble(
                 )
                 break
             used_lr = optimizer.param_groups[0]["lr"]
-            norms.append(_update(losses, stacked.trainable, optimizer, scheduler, max_norm))
+            norms.append(_update(losses, stacked.trainable, flat, optimizer, scheduler, max_norm))
             for history, value in zip(histories, values):
                 history.step.append(step)
                 history.loss.append(value)
@@ -386,23 +392,64 @@ class _Stacked:
                     tensor.copy_(stacked[m])
 
 
+def _flatten(params: list[Tensor]) -> Tensor | None:
+    """Move the stacked parameters into one buffer ``[M, P]`` and return it (``None``: mixed dtypes or devices).
+
+    Each stack ``[M, ...]`` keeps its identity (the folded layers hold it) but now lives in its columns
+    of the buffer, and its gradient in the same columns of ``buffer.grad``, where backward adds into
+    it. One Adam update of the buffer is then a few operations, not a few per stack (the same numbers:
+    Adam works elementwise), and a model's gradient is one row of ``buffer.grad``. Unlike ``zero_grad
+    (set_to_none=True)``, a parameter that gets no gradient at a step is updated with a zero gradient
+    (Adam still moves it by its running average; ``train`` would skip it).
+    """
+    if not params or len({(p.dtype, p.device) for p in params}) != 1:
+        return None
+    sizes = [p[0].numel() for p in params]
+    buffer = params[0].new_empty(params[0].size(0), sum(sizes))
+    buffer.grad = torch.zeros_like(buffer)
+    start = 0
+    with torch.no_grad():
+        for p, size in zip(params, sizes):
+            columns = slice(start, start + size)
+            buffer[:, columns].copy_(p.flatten(1))
+            p.data = buffer[:, columns].view(p.shape)
+            p.grad = buffer.grad[:, columns].view(p.shape)
+            start += size
+    return buffer
+
+
 def _update(
-    losses: Tensor, params: list[Tensor], optimizer: torch.optim.Optimizer, scheduler: LRScheduler, max_norm: float
+    losses: Tensor,
+    params: list[Tensor],
+    flat: Tensor | None,
+    optimizer: torch.optim.Optimizer,
+    scheduler: LRScheduler,
+    max_norm: float,
 ) -> Tensor:
     """Backward, per-model clipping, the optimizer's and the scheduler's step; return the M norms before clipping.
 
     The models are independent, so the gradient of the sum of their losses is, slice by slice, each
     model's own gradient. Model ``m``'s norm is ``sqrt(Σ_p ‖∂L_m/∂p[m]‖²)`` and its slices are scaled
     by ``min(1, max_norm / (norm + 1e-6))``, as ``torch.nn.utils.clip_grad_norm_`` does for one model.
+    ``flat``: the one buffer that holds ``params`` and their gradients (:func:`_flatten`), or ``None``.
     """
-    optimizer.zero_grad(set_to_none=True)
-    losses.sum().backward()
+    if flat is not None:
+        flat.grad.zero_()
+        with warnings.catch_warnings():  # backward adds into the buffer's columns, as intended
+            warnings.filterwarnings("ignore", message="grad and param do not obey the gradient layout contract")
+            losses.sum().backward()
+    else:
+        optimizer.zero_grad(set_to_none=True)
+        losses.sum().backward()
     grads = [p.grad for p in params if p.grad is not None]
     per_param = torch.stack([torch.linalg.vector_norm(g.flatten(1), dim=1) for g in grads])  # [P, M]
     norms = torch.linalg.vector_norm(per_param, dim=0)  # [M]
     scale = (max_norm / (norms + 1e-6)).clamp(max=1.0)
-    for g in grads:
-        g.mul_(scale.view(-1, *[1] * (g.dim() - 1)))
+    if flat is not None:
+        flat.grad.mul_(scale.unsqueeze(1))
+    else:
+        for g in grads:
+            g.mul_(scale.view(-1, *[1] * (g.dim() - 1)))
     optimizer.step()
     scheduler.step()
     return norms

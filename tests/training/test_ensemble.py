@@ -87,6 +87,23 @@ def test_each_model_trains_as_lib_train_would_train_it_alone(tiny_lm_config, fol
     assert len({round(h.loss[-1], 6) for h in histories}) == 5, "five seeds, five different runs"
 
 
+@pytest.mark.parametrize("fold", [True, False], ids=["folded", "vmapped"])
+def test_the_default_adam_on_one_buffer_gives_the_numbers_of_adam_on_every_stack(tiny_lm_config, fold) -> None:
+    """The default Adam updates one buffer that holds every stacked parameter and its gradient; the
+    same Adam, given as a factory, updates the stacks one by one: the same numbers to the last bit,
+    per-model clipping included."""
+    models = lms(tiny_lm_config(), 3)
+    twins = [copy.deepcopy(m) for m in models]
+    options = dict(steps=30, loss_fn=lm_loss, lr=1e-2, clip_grad_norm=0.5, progress=False, fold=fold)
+    adam = functools.partial(torch.optim.Adam, lr=1e-2, betas=(0.9, 0.98), eps=1e-9, foreach=True)
+    one_buffer = train_ensemble(models, toy_lm_batch, **options)
+    every_stack = train_ensemble(twins, toy_lm_batch, optimizer=adam, **options)
+    for model, twin, a, b in zip(models, twins, one_buffer, every_stack):
+        assert a.loss == b.loss and a.grad_norm == b.grad_norm
+        assert any(n > 0.5 for n in a.grad_norm), "the clipping must act on some steps"
+        assert all(torch.equal(p, q) for p, q in zip(model.state_dict().values(), twin.state_dict().values()))
+
+
 def test_with_every_weight_trained_only_the_key_biases_differ(tiny_lm_config) -> None:
     """Without freezing anything (see lms()): every weight agrees but the key projections' biases,
     whose gradient is rounding noise; the losses agree all the same, since those biases change nothing."""

@@ -21,8 +21,9 @@ The optimizer is one ``torch.optim`` optimizer over the stacked parameters. Adam
 momentum) and RMSprop work elementwise, so the stacked state *is* M independent states: model
 ``m``'s update reads only slice ``m``. The default Adam goes one step further: every stack lives in
 its columns of one buffer ``[M, P]`` (and its gradient in the same columns of the buffer's), so an
-update is a few operations on one tensor instead of a few on each of dozens (the same numbers). Gradient clipping is per model (each model's global norm over
-its own slices, as :func:`train` computes it for one model). The learning-rate schedule is shared.
+update is a few operations on one tensor instead of a few on each of dozens (the same numbers).
+Gradient clipping is per model (each model's global norm over its own slices, as :func:`train`
+computes it for one model). The learning-rate schedule is shared.
 """
 
 from __future__ import annotations
@@ -164,11 +165,12 @@ def train_ensemble(
         raise TypeError(f"fold must be True or False, got {fold!r}")
     first = _stack_batches([source(1) for source in sources], loss_fn, device)
     stacked = _engine(models, loss_fn, loss_kw, first, per_model=len(sources) > 1, fold=fold)
-    flat = _flatten(stacked.trainable) if optimizer is None else None  # one buffer for the default Adam
-    if flat is not None:
-        optimizer = _paper_adam([flat], lr)
-    else:
-        optimizer = _paper_adam(stacked.trainable, lr) if optimizer is None else optimizer(stacked.trainable)
+    flat = None
+    if optimizer is not None:
+        optimizer = optimizer(stacked.trainable)
+    else:  # the default Adam, on one buffer that holds every stack (if their dtypes and devices agree)
+        flat = _flatten(stacked.trainable)
+        optimizer = _paper_adam(stacked.trainable if flat is None else [flat], lr)
     scheduler = schedule(optimizer) if callable(schedule) else _scheduler(optimizer, schedule, warmup_steps, steps)
 
     histories = [History() for _ in models]

@@ -58,8 +58,10 @@ from .train import (
     _Progress,
     _scheduler,
     _training_mode,
+    inert_parameters,
     lm_loss,
     seq2seq_loss,
+    zero_inert_gradients,
 )
 
 OptimizerFactory = Callable[[list[Tensor]], torch.optim.Optimizer]
@@ -165,6 +167,8 @@ def train_ensemble(
         raise TypeError(f"fold must be True or False, got {fold!r}")
     first = _stack_batches([source(1) for source in sources], loss_fn, device)
     stacked = _engine(models, loss_fn, loss_kw, first, per_model=len(sources) > 1, fold=fold)
+    names = {f"model.{n}" if isinstance(stacked, _Stacked) else n for n in inert_parameters(models[0])}
+    inert = [p for name, p in stacked.params.items() if name in names and p.requires_grad]
     flat = None
     if optimizer is not None:
         optimizer = optimizer(stacked.trainable)
@@ -188,7 +192,7 @@ def train_ensemble(
                 )
                 break
             used_lr = optimizer.param_groups[0]["lr"]
-            norms.append(_update(losses, stacked.trainable, flat, optimizer, scheduler, max_norm))
+            norms.append(_update(losses, stacked.trainable, flat, optimizer, scheduler, max_norm, inert))
             for history, value in zip(histories, values):
                 history.step.append(step)
                 history.loss.append(value)
@@ -427,13 +431,16 @@ def _update(
     optimizer: torch.optim.Optimizer,
     scheduler: LRScheduler,
     max_norm: float,
+    inert: list[Tensor],
 ) -> Tensor:
     """Backward, per-model clipping, the optimizer's and the scheduler's step; return the M norms before clipping.
 
     The models are independent, so the gradient of the sum of their losses is, slice by slice, each
     model's own gradient. Model ``m``'s norm is ``sqrt(Σ_p ‖∂L_m/∂p[m]‖²)`` and its slices are scaled
     by ``min(1, max_norm / (norm + 1e-6))``, as ``torch.nn.utils.clip_grad_norm_`` does for one model.
-    ``flat``: the one buffer that holds ``params`` and their gradients (:func:`_flatten`), or ``None``.
+    ``flat``: the one buffer that holds ``params`` and their gradients (:func:`_flatten`), or ``None``;
+    ``inert``: the stacks whose gradients are set to exact zeros, as :func:`train` does (see
+    :func:`~lib.training.train.inert_parameters`).
     """
     if flat is not None:
         flat.grad.zero_()
@@ -443,6 +450,7 @@ def _update(
     else:
         optimizer.zero_grad(set_to_none=True)
         losses.sum().backward()
+    zero_inert_gradients(inert)
     grads = [p.grad for p in params if p.grad is not None]
     per_param = torch.stack([torch.linalg.vector_norm(g.flatten(1), dim=1) for g in grads])  # [P, M]
     norms = torch.linalg.vector_norm(per_param, dim=0)  # [M]

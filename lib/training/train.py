@@ -20,6 +20,7 @@ from torch.optim.lr_scheduler import LRScheduler
 from tqdm.auto import tqdm
 
 from ..model import eval_mode
+from ..model.attention import attention_layers
 from ..model.checks import check_int, check_number
 from . import distributed
 from .batching import Batch, LMBatch, Seq2SeqDataset, to_lm_batch
@@ -244,6 +245,7 @@ def train(
     device = _model_device(model)
     next_batch = _batch_source(data, batch_size)
     params = [p for p in model.parameters() if p.requires_grad]
+    inert = [p for p in inert_parameters(model).values() if p.requires_grad]
     optimizer = _paper_adam(params, lr) if optimizer is None else optimizer
     scheduler = _scheduler(optimizer, schedule, warmup_steps, steps)
     first = _resume(checkpoint, model, optimizer, scheduler, next_batch, steps)
@@ -258,7 +260,7 @@ def train(
         for step in range(first, steps + 1):
             batch = next_batch(step).to(device)
             loss, grad_norm, used_lr = train_step(
-                wrapped, batch, loss_fn, loss_kw, params, optimizer, scheduler, max_norm
+                wrapped, batch, loss_fn, loss_kw, params, optimizer, scheduler, max_norm, inert
             )
             if grad_norm is None:
                 warnings.warn(f"training diverged at step {step} (loss = {loss.item()}); stopping", stacklevel=2)
@@ -363,12 +365,14 @@ def train_step(
     optimizer: torch.optim.Optimizer,
     scheduler: LRScheduler,
     max_norm: float,
+    inert: Iterable[Tensor] = (),
 ) -> tuple[Tensor, Tensor | None, float]:
     """One optimizer step: forward and loss, backward, clipping, the optimizer's and the scheduler's step.
 
-    Returns the loss (detached, the mean over the ranks under torchrun), the global gradient norm
-    before clipping and the learning rate the step used. If the loss is not finite, nothing is
-    updated and the norm is ``None``.
+    The gradients of the ``inert`` parameters (see :func:`inert_parameters`) are set to exact zeros
+    before the clipping. Returns the loss (detached, the mean over the ranks under torchrun), the
+    global gradient norm before clipping and the learning rate the step used. If the loss is not
+    finite, nothing is updated and the norm is ``None``.
     """
     loss = loss_fn(model, batch, **loss_kw)
     logged = distributed.mean_over_ranks(loss)  # loss.detach() in one process
@@ -376,11 +380,45 @@ def train_step(
         return logged, None, math.nan
     optimizer.zero_grad(set_to_none=True)
     loss.backward()  # under DDP the gradients are averaged over the ranks here
+    zero_inert_gradients(inert)
     grad_norm = torch.nn.utils.clip_grad_norm_(params, max_norm)
     used_lr = optimizer.param_groups[0]["lr"]
     optimizer.step()
     scheduler.step()
     return logged, grad_norm, used_lr
+
+
+def inert_parameters(model: nn.Module) -> dict[str, Tensor]:
+    r"""The parameters whose gradient is zero in exact arithmetic, by name: the key biases ``b_K`` of
+    softmax attention (every :class:`~lib.MultiHeadAttention` without rotary positions or a kernel).
+
+    .. math::
+        \mathrm{softmax}_j\!\left(\frac{q_i \cdot (k_j + b_K)}{\sqrt{d_k}}\right)
+        = \mathrm{softmax}_j\!\left(\frac{q_i \cdot k_j}{\sqrt{d_k}}\right)
+
+    since ``b_K`` shifts every score of row ``i`` by the same ``q_i · b_K``; so ``∂L/∂b_K = 0``.
+    In floating point that gradient is rounding noise (about 1e-9), and Adam divides it by its own
+    running size: the bias would take steps of size ``lr`` and wander (about 0.02 in 60 steps)
+    without changing anything the model computes, and two runs that round differently (one model
+    alone, or five in one batch, :func:`~lib.training.ensemble.train_ensemble`) would end with
+    different biases. The loops set these gradients to exact zeros, so Adam leaves the biases where
+    they are (weight decay, if any, still acts). With rotary positions ``R_i q · R_j b_K`` depends
+    on ``j``, and a kernel (Performer, Linformer) need not be a softmax over the scores: there the
+    bias is trained.
+    """
+    return {
+        f"{name}.k_proj.bias".lstrip("."): layer.k_proj.bias
+        for name, layer in attention_layers(model).items()
+        if layer.k_proj.bias is not None and layer.rotary is None and layer.kernel is None
+    }
+
+
+@torch.no_grad()
+def zero_inert_gradients(inert: Iterable[Tensor]) -> None:
+    """Set the gradients of ``inert`` (:func:`inert_parameters`) to exact zeros, where backward gave one."""
+    for p in inert:
+        if p.grad is not None:
+            p.grad.zero_()
 
 
 def _record(history: History, step: int, loss: float, grad_norm: float, used_lr: float) -> None:

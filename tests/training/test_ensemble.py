@@ -17,7 +17,7 @@ from lib.timing import compare
 from lib.training.batching import LMBatch
 from lib.training.data import TaskStream
 from lib.training.ensemble import train_ensemble
-from lib.training.train import evaluate, lm_loss, train
+from lib.training.train import evaluate, inert_parameters, lm_loss, train
 
 TOLERANCE = 1e-4  # relative on losses and norms, absolute on weights: float rounding, not another computation
 
@@ -39,20 +39,11 @@ def toy_lm_batch(step: int, vocab: int = 11, rows: int = 16, length: int = 9) ->
 
 
 def lms(config, n: int, first_seed: int = 0) -> list[DecoderOnlyLM]:
-    """``n`` LMs from seeds ``first_seed, first_seed + 1, …``.
-
-    The key projections' biases are frozen: their gradient is zero in exact arithmetic (a softmax
-    does not change when every score of a row shifts by the same q·b), so both runs would only
-    feed rounding noise to Adam, which normalises it into steps of size lr: equal weights could not
-    be expected of them, and they change nothing the model computes.
-    """
+    """``n`` LMs from seeds ``first_seed, first_seed + 1, …``."""
     models = []
     for seed in range(first_seed, first_seed + n):
         torch.manual_seed(seed)
-        model = DecoderOnlyLM(config)
-        for layer in model.layers:
-            layer.self_attn.k_proj.bias.requires_grad_(False)
-        models.append(model)
+        models.append(DecoderOnlyLM(config))
     return models
 
 
@@ -104,22 +95,35 @@ def test_the_default_adam_on_one_buffer_gives_the_numbers_of_adam_on_every_stack
         assert all(torch.equal(p, q) for p, q in zip(model.state_dict().values(), twin.state_dict().values()))
 
 
-def test_with_every_weight_trained_only_the_key_biases_differ(tiny_lm_config) -> None:
-    """Without freezing anything (see lms()): every weight agrees but the key projections' biases,
-    whose gradient is rounding noise; the losses agree all the same, since those biases change nothing."""
-    models = []
-    for seed in range(5):
-        torch.manual_seed(seed)
-        models.append(DecoderOnlyLM(tiny_lm_config(n_layers=2)))
+@pytest.mark.parametrize("fold", [True, False], ids=["folded", "vmapped"])
+def test_the_key_biases_stay_where_they_started_in_both_loops(tiny_lm_config, fold) -> None:
+    """The key biases' gradient is zero in exact arithmetic and rounding noise in floating point, which
+    Adam would turn into steps of size lr (inert_parameters): both loops set it to zero, so those
+    biases stay put, and so equal in both runs, while every other weight trains."""
+    models = lms(tiny_lm_config(n_layers=2), 2)
     alone = [copy.deepcopy(m) for m in models]
-    options = dict(steps=60, loss_fn=lm_loss, lr=1e-2, clip_grad_norm=0.5, progress=False)
-    histories = train_ensemble(models, toy_lm_batch, **options)
-    for model, twin, history in zip(models, alone, histories):
-        assert max_relative(history.loss, train(twin, toy_lm_batch, **options).loss) <= TOLERANCE
-        twin_weights = dict(twin.named_parameters())
-        for name, p in model.named_parameters():
-            if not name.endswith("k_proj.bias"):
-                assert (p - twin_weights[name]).abs().max().item() <= TOLERANCE, name
+    start = copy.deepcopy(models[0].state_dict())
+    options = dict(steps=30, loss_fn=lm_loss, lr=1e-2, clip_grad_norm=0.5, progress=False)
+    train_ensemble(models, toy_lm_batch, fold=fold, **options)
+    for twin in alone:
+        train(twin, toy_lm_batch, **options)
+    inert = inert_parameters(models[0])
+    assert sorted(inert) == ["layers.0.self_attn.k_proj.bias", "layers.1.self_attn.k_proj.bias"]
+    for model in (models[0], alone[0]):
+        for name, p in model.state_dict().items():
+            assert torch.equal(p, start[name]) == (name in inert), name
+
+
+def test_inert_parameters_are_the_key_biases_of_softmax_attention_only(tiny_lm_config) -> None:
+    assert len(inert_parameters(DecoderOnlyLM(tiny_lm_config(n_layers=2, position="relative")))) == 2
+    assert inert_parameters(DecoderOnlyLM(tiny_lm_config(position="rotary"))) == {}  # R_i q · R_j b depends on j
+    performer = lib.use_attention(DecoderOnlyLM(tiny_lm_config()), "performer", n_features=8)
+    assert inert_parameters(performer) == {}  # a kernel: not a softmax over the scores
+    alone = lib.MultiHeadAttention(8, 2)
+    assert (
+        list(inert_parameters(alone)) == ["k_proj.bias"] and inert_parameters(alone)["k_proj.bias"] is alone.k_proj.bias
+    )
+    assert inert_parameters(lib.MultiHeadAttention(8, 2, bias=False)) == {}
 
 
 @pytest.mark.parametrize("fold", [True, False], ids=["folded", "vmapped"])
@@ -161,8 +165,6 @@ def test_encoder_decoders_on_a_shared_task_stream(tiny_transformer_config, fold)
     for seed in range(2):
         torch.manual_seed(seed)
         model = Transformer(tiny_transformer_config(src_vocab_size=vocab, tgt_vocab_size=vocab))
-        for name, p in model.named_parameters():
-            p.requires_grad_("k_proj.bias" not in name)  # see lms()
         models.append(model)
     alone = [copy.deepcopy(m) for m in models]
     histories = train_ensemble(models, stream(), steps=15, lr=3e-3, progress=False, fold=fold)

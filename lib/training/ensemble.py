@@ -23,7 +23,10 @@ momentum) and RMSprop work elementwise, so the stacked state *is* M independent 
 its columns of one buffer ``[M, P]`` (and its gradient in the same columns of the buffer's), so an
 update is a few operations on one tensor instead of a few on each of dozens (the same numbers).
 Gradient clipping is per model (each model's global norm over its own slices, as :func:`train`
-computes it for one model). The learning-rate schedule is shared.
+computes it for one model). The learning-rate schedule is shared. As :func:`train` does, the key
+biases of softmax attention get exact zeros for gradients (see
+:func:`~lib.training.train.inert_parameters`): their true gradient is zero, and the rounding noise
+that stands for it differs between one model alone and M in a batch, so Adam would move them apart.
 """
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import torch
+import torch._dynamo  # noqa: F401  (see below)
 import torch.nn.functional as F
 from torch import Tensor, nn
 from torch.optim.lr_scheduler import LRScheduler
@@ -27,6 +28,12 @@ from .batching import Batch, LMBatch, Seq2SeqDataset, to_lm_batch
 from .checkpoint import load_checkpoint, save_checkpoint
 from .data import TaskStream
 from .schedules import make_schedule
+
+# ``torch._dynamo`` is imported above, with this module, because ``torch.optim`` imports it anyway when
+# the first optimizer of a process is built (``Optimizer.add_param_group`` is wrapped by
+# ``torch._disable_dynamo``). That takes about a second, once; here it is paid on the first use of
+# ``lib.training`` (a task, a seed), not inside the first training run, which it would slow down by
+# that second, and so the first of two runs timed one after the other.
 
 # ----------------------------------------------------------------------------------------------
 # Losses
@@ -210,7 +217,8 @@ def train(
         built on ``optimizer``.
     clip_grad_norm
         clip the global gradient norm to this (``None``: no clipping). The norm before clipping
-        is recorded either way.
+        is recorded either way. Before it, the gradients of the key biases of softmax attention,
+        zero in exact arithmetic, are set to exact zeros (:func:`inert_parameters`).
     eval_fn
         ``eval_fn(model) -> dict of metrics``, e.g. ``lambda m: evaluate(m, test_set)``; run
         every ``eval_every`` steps (default: 10 times per run) and after the last step, in

@@ -21,6 +21,7 @@ when its translation is. ``check`` also asks of every translation what a reviewe
 from __future__ import annotations
 
 import argparse
+import ast
 import functools
 import json
 import re
@@ -205,16 +206,58 @@ def translate_markdown(markdown: str, table: dict[str, str]) -> str:
     return markdown
 
 
-def write_statements_template(out: Path = GETTEXT / f"{STATEMENTS_DOMAIN}.pot") -> int:
-    """The claim statements of the seed sweep (every claim and check the chapters make), one message
-    each, as a template: the Chinese pages draw each claim box with the statement's translation."""
-    from babel.messages.pofile import write_po
+def unswept_statements(ledger: dict) -> dict[str, list[str]]:
+    """The statements of the claims and checks on the pages the sweep does not run (e.g. the
+    Performance appendix), page by page: read from their code, each ``lib.claim`` / ``lib.check`` call
+    whose statement is a string literal (Python joins a literal split over lines into one)."""
+    swept = {entry.get("notebook") for entry in ledger["chapters"].values()}
+    found: dict[str, list[str]] = {}
+    for path in sorted((REPO / "book").glob("*.ipynb")):
+        if path.name in swept:
+            continue
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        for cell in (c for c in cells if c["cell_type"] == "code"):
+            try:
+                tree = ast.parse("".join(cell["source"]))
+            except SyntaxError:  # a cell with IPython magics holds no claim
+                continue
+            for node in ast.walk(tree):
+                if (
+                    isinstance(node, ast.Call)
+                    and isinstance(node.func, ast.Attribute)
+                    and node.func.attr in ("claim", "check")
+                    and isinstance(node.func.value, ast.Name)
+                    and node.func.value.id == "lib"
+                    and node.args
+                    and isinstance(node.args[0], ast.Constant)
+                    and isinstance(node.args[0].value, str)
+                ):
+                    found.setdefault(path.name, []).append(node.args[0].value)
+    return found
 
+
+def claim_statements() -> dict[str, str]:
+    """Every claim statement the pages show -> where it comes from: the seed sweep's ledger
+    (``book/claims_sweep.json#04``), and the code of the pages it does not sweep (``book/performance.ipynb``)."""
     ledger = json.loads((REPO / "book" / "claims_sweep.json").read_text(encoding="utf-8"))
-    template = Catalog(project="Transformers, Executed", charset="utf-8")
+    statements = {}
     for key, entry in sorted(ledger["chapters"].items()):
         for claim in entry.get("claims", []):
-            template.add(claim["statement"], locations=[(f"book/claims_sweep.json#{key}", 0)])
+            statements.setdefault(claim["statement"], f"book/claims_sweep.json#{key}")
+    for page, found in unswept_statements(ledger).items():
+        for statement in found:
+            statements.setdefault(statement, f"book/{page}")
+    return statements
+
+
+def write_statements_template(out: Path = GETTEXT / f"{STATEMENTS_DOMAIN}.pot") -> int:
+    """The claim statements (:func:`claim_statements`: every claim and check the pages make), one
+    message each, as a template: the Chinese pages draw each claim box with the statement's translation."""
+    from babel.messages.pofile import write_po
+
+    template = Catalog(project="Transformers, Executed", charset="utf-8")
+    for statement, where in claim_statements().items():
+        template.add(statement, locations=[(where, 0)])
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("wb") as f:
         write_po(f, template, width=0, omit_header=False)
@@ -226,7 +269,7 @@ def extract() -> None:
 
     Kept translations stay; a changed message comes back fuzzy or untranslated; a removed one is
     dropped. The build does not execute the notebooks (messages come from markdown only); the claim
-    statements come from the seed sweep's ledger.
+    statements come from the seed sweep's ledger and the code of the pages it does not sweep.
     """
     subprocess.run(
         [sys.executable, "-m", "tools.site", "--gettext"],

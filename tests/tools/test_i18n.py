@@ -1,6 +1,7 @@
 """The Chinese edition's catalogs (locale/zh_CN): complete, faithful to the English, one term per concept.
 
-- every page of `_toc.yml` has a catalog, and the claim statements of the seed sweep have theirs;
+- every page of `_toc.yml` has a catalog, and the claim statements (of the seed sweep and of the pages
+  it does not sweep) have theirs;
 - no message is untranslated or fuzzy: an English edit is not done until its Chinese is;
 - each translation keeps its English's roles, math, inline code and links, and a numbered heading
   keeps its number (``3\\. ``);
@@ -23,12 +24,14 @@ from tools.i18n import (
     CATALOGS,
     STATEMENTS_DOMAIN,
     catalogs,
+    claim_statements,
     glossary,
     markup,
     message_problems,
     messages,
     page_problems,
     read_catalog,
+    unswept_statements,
 )
 
 PAGES = toc_docnames()
@@ -49,12 +52,20 @@ def test_every_message_is_translated_and_checked(path) -> None:
     )
 
 
-def test_the_claim_statements_are_the_ledger_s() -> None:
-    """The statements catalog holds every statement of the seed sweep (the claims the pages show)."""
+def test_the_claim_statements_are_the_ledger_s_and_the_unswept_pages_() -> None:
+    """The statements catalog holds every statement of the seed sweep and of the pages it does not
+    sweep (the claims the pages show)."""
     ledger = json.loads((REPO / "book" / "claims_sweep.json").read_text(encoding="utf-8"))
     statements = {c["statement"] for entry in ledger["chapters"].values() for c in entry.get("claims", [])}
+    assert statements < set(claim_statements())
     catalog = {m.id for m in messages(read_catalog(CATALOGS / f"{STATEMENTS_DOMAIN}.po"))}
-    assert statements - catalog == set(), "run `python -m tools.i18n extract`, then translate"
+    assert set(claim_statements()) - catalog == set(), "run `python -m tools.i18n extract`, then translate"
+
+
+def test_the_statements_of_an_unswept_page_are_read_from_its_code() -> None:
+    found = unswept_statements(json.loads((REPO / "book" / "claims_sweep.json").read_text(encoding="utf-8")))
+    assert "performance.ipynb" in found and "03_scaling.ipynb" not in found
+    assert any(s.startswith("five seeds trained in one pass") for s in found["performance.ipynb"])
 
 
 @pytest.mark.slow

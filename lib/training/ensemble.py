@@ -96,11 +96,10 @@ def train_ensemble(
 
     Each model's history (losses, gradient norms, learning rates, evaluations) and final weights are
     those that ``train(model, data, ...)`` with the same options gives that model alone, up to float
-    rounding (the batched kernels add in another order). One exception: a parameter whose gradient
-    is zero in exact arithmetic, such as the key projection's bias under softmax attention (every
-    score of a row shifts by the same ``q·b``), gets only rounding noise, which Adam normalises into
-    steps of size ``lr``; it ends differently in any two computations and changes nothing the model
-    computes. The trained weights are written back into ``models``. With dropout each model draws its
+    rounding (the batched kernels add in another order), every weight included: the key biases of
+    softmax attention, whose true gradient is zero (every score of a row shifts by the same ``q·b``),
+    get an exact zero in both loops instead of rounding noise that Adam would turn into steps of size
+    ``lr``. The trained weights are written back into ``models``. With dropout each model draws its
     own masks (``vmap(randomness="different")``), so two equal models with dropout end up different,
     as two separate runs would.
 

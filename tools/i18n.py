@@ -35,7 +35,7 @@ import yaml
 from babel.messages.catalog import Catalog, Message
 from babel.messages.pofile import read_po
 
-from tools.common import REPO
+from tools.common import REPO, notebooks
 
 LANGUAGE = "zh_CN"
 LOCALE = REPO / "locale"
@@ -212,7 +212,7 @@ def unswept_statements(ledger: dict) -> dict[str, list[str]]:
     whose statement is a string literal (Python joins a literal split over lines into one)."""
     swept = {entry.get("notebook") for entry in ledger["chapters"].values()}
     found: dict[str, list[str]] = {}
-    for path in sorted((REPO / "book").glob("*.ipynb")):
+    for path in notebooks():
         if path.name in swept:
             continue
         cells = json.loads(path.read_text(encoding="utf-8"))["cells"]

@@ -60,13 +60,11 @@ _EXPORTS = {
     "training.train": ["History", "evaluate", "lm_loss", "seq2seq_loss", "train"],
     "training.ensemble": ["train_ensemble"],
     "book.claims": ["claim", "check"],
-    "book.explorers": [
-        "attention_explorer",
-        "decoding_explorer",
-        "mask_explorer",
-        "similarity_explorer",
-        "softmax_explorer",
-    ],
+    "book.explorers.attention": ["attention_explorer"],
+    "book.explorers.decoding": ["decoding_explorer"],
+    "book.explorers.masks": ["mask_explorer"],
+    "book.explorers.similarity": ["similarity_explorer"],
+    "book.explorers.softmax": ["softmax_explorer"],
     "book.plots": ["plot_attention", "plot_attention_grid", "plot_history", "set_theme"],
     "book.source": ["show_source"],
     "efficient": [

@@ -139,3 +139,132 @@ def test_colours_run_to_the_largest_weight_as_plot_attention() -> None:
     assert f'fill="{X.blues(0.5)}"' in html and f'fill="{X.blues(1.0)}"' not in html
     with pytest.raises(ValueError, match="vmax must be positive"):
         lib.attention_explorer(weights, list("abc"), list("xyz"), vmax=0.0)
+
+
+# ---- what a caller's strings can do to the page --------------------------------------------------
+
+# A label that would end a script or open an HTML comment inside one, script in an attribute or a
+# string, and the two line separators a JavaScript string literal must not hold raw.
+HOSTILE = [
+    "<!--<script>",
+    "</script><script>document.body.setAttribute('data-pwned','1')</script>",
+    "x');document.body.setAttribute('data-pwned','1');('",
+    "<img src=x onerror=\"document.body.setAttribute('data-pwned','1')\">",
+    "a\u2028b\u2029&amp;",
+]
+
+
+def hostile_examples() -> dict[str, X.Explorer]:
+    """One explorer of each kind that takes strings, every string of it hostile."""
+    h = HOSTILE
+    step = {"token": h[0], "p": 0.5, "top": [(h[0], 0.5), (h[1], 0.25)]}
+    return {
+        "attention": lib.attention_explorer(
+            torch.tensor([[[0.75, 0.25], [0.5, 0.5]], [[0.25, 0.75], [1.0, 0.0]]]),
+            [[h[0], h[1]], [h[2], h[3]]],
+            [[h[4], h[0]], [h[1], h[2]]],
+            selectors=[(h[0], [h[1], h[3]])],
+            values=[1.0, 2.0],
+            row_title=h[2],
+            column_title=h[0],
+            name="hostile-attention",
+        ),
+        "masks": lib.mask_explorer(h[:4], lib.causal_mask(4), torch.ones(4, dtype=torch.bool), name="hostile_masks"),
+        "positions": lib.similarity_explorer(
+            [0, 1, 2], {h[0]: [1.0, 0.5, 0.0], h[1]: [1.0, 0.9, 0.8]}, ylabel=h[3], name="hostile-positions"
+        ),
+        "decoding": lib.decoding_explorer(h[1], {h[0]: [step, step], h[2]: [step]}, name="hostile-decoding"),
+    }
+
+
+def script_bodies(html: str) -> list[str]:
+    return re.findall(r"<script\b[^>]*>(.*?)</script>", html, re.S | re.I)
+
+
+@pytest.mark.parametrize("name", ["x');document.body.setAttribute('data-pwned','1');('", "", "a b", "a\n", "é", "x<y"])
+def test_a_name_that_is_not_letters_digits_dash_or_underscore_is_refused(name: str) -> None:
+    """``name`` goes into the element's id, its CSS and its script: only ``[A-Za-z0-9_-]+`` may."""
+    makers = [
+        lambda: lib.attention_explorer(torch.eye(2), ["a", "b"], ["c", "d"], name=name),
+        lambda: lib.mask_explorer(["a", "b"], lib.causal_mask(2), torch.ones(2, dtype=torch.bool), name=name),
+        lambda: lib.softmax_explorer([2, 4], torch.rand(2, 3), name=name),
+        lambda: lib.similarity_explorer([0, 1], {"a": [1.0, 0.5]}, name=name),
+        lambda: lib.decoding_explorer("x", {"greedy": [{"token": "a", "p": 1.0, "top": [("a", 1.0)]}]}, name=name),
+    ]
+    for make in makers:
+        with pytest.raises(ValueError, match=r"name=.*\[A-Za-z0-9_-\]\+"):
+            make()
+
+
+def test_a_name_that_is_not_a_string_is_a_type_error() -> None:
+    with pytest.raises(TypeError, match="name must be a str"):
+        lib.attention_explorer(torch.eye(2), ["a", "b"], ["c", "d"], name=3)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("kind", list(hostile_examples()))
+def test_hostile_strings_cannot_leave_their_place(kind: str) -> None:
+    """No script body holds ``<!--``, ``<script`` or ``</`` (which would end it early, or put the parser in a
+    state where the rest of the page vanishes), no hostile string makes an element, and the data read back
+    is the strings given."""
+    html = hostile_examples()[kind].html
+    bodies = script_bodies(html)
+    assert len(bodies) == 2  # the data and the code
+    for body in bodies:
+        assert not re.search(r"<!--|<script|</", body, re.I), body[:200]
+        assert "\u2028" not in body and "\u2029" not in body
+    assert "<img" not in html and html.count("<script") == 2
+    data = json.loads(bodies[0])
+    h = HOSTILE
+    expected = {
+        "attention": lambda: (data["rows"], data["cols"], data["row_title"]) == (
+            [[h[0], h[1]], [h[2], h[3]]], [[h[4], h[0]], [h[1], h[2]]], h[2]),
+        "masks": lambda: data["tokens"] == h[:4],
+        "positions": lambda: (data["kinds"], data["ylabel"]) == ([h[0], h[1]], h[3]),
+        "decoding": lambda: data["rules"] == [h[0], h[2]] and data["runs"][h[0]][0]["top"][1][0] == h[1],
+    }  # fmt: skip
+    assert expected[kind]()
+
+
+def test_the_kit_writes_script_data_that_neither_ends_nor_comments_the_script() -> None:
+    from lib.book.explorers import kit
+
+    value = {"label": "</script><!--<script>&\u2028\u2029", "n": [1, 2.5]}
+    for written in (kit.script_json(value), kit.js(value)):
+        assert not re.search(r"[<>&\u2028\u2029]", written), written
+        assert json.loads(written) == value  # what JSON.parse and a JavaScript literal read back
+    for body in ("a<!--b", "x</y", "<SCRIPT>"):
+        with pytest.raises(ValueError, match="a script body must not hold"):
+            kit.script(body)
+    assert kit.script("if(a<b&&c>d)f();") == "<script>if(a<b&&c>d)f();</script>"
+
+
+def test_the_kit_escapes_text_and_attributes_and_passes_only_its_own_markup() -> None:
+    from lib.book.explorers import kit
+    from lib.book.explorers.words import say
+
+    hostile = "<img src=x onerror='y'>\"&"
+    element = kit.el("text", hostile, kit.el("b", "ok"), data_label=hostile, x=1.25, width=12.0, size=3)
+    assert element == (
+        '<text data-label="&lt;img src=x onerror=&#x27;y&#x27;&gt;&quot;&amp;" x="1.25" width="12" size="3">'
+        "&lt;img src=x onerror=&#x27;y&#x27;&gt;&quot;&amp;<b>ok</b></text>"
+    )
+    assert kit.el("b", "x") + "<i>" == "<b>x</b>&lt;i&gt;" and "<i>" + kit.el("b", "x") == "&lt;i&gt;<b>x</b>"
+    assert say("softmax.slider", value="<i>") == "d<sub>k</sub> = &lt;i&gt;"  # markup entries escape their fields
+    assert say("masks.readout", i="0", token="<b>", n="1", keys="key", seen="<b>", allowed="1", pairs="1").startswith(
+        "query 0 “<b>” sees"
+    )  # text entries stay text, escaped where they enter the page
+    with pytest.raises(TypeError, match="attribute x must be a str or a number"):
+        kit.el("rect", x=[1])
+    with pytest.raises(TypeError, match="content must be a str"):
+        kit.el("text", 3)
+
+
+def test_every_number_is_written_by_one_function() -> None:
+    from lib.book.explorers.kit import number
+
+    assert [number(12.0), number(0.5), number(3), number(-1.239), number(0.5, ".2f"), number(7, "g")] == [
+        "12", "0.5", "3", "-1.24", "0.50", "7"
+    ]  # fmt: skip
+    for bad in (True, "1", None):
+        with pytest.raises(TypeError, match="a number on the page must be a real number"):
+            number(bad)

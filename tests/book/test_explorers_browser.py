@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from explorer_controls import operate
-from test_explorers import examples
+from test_explorers import examples, hostile_examples
 
 from conftest import skip_or_fail
 from tools.readability import CHROMIUM, DRIVER, find_executable
@@ -87,7 +87,9 @@ def test_pointing_at_a_query_shows_its_weights_and_output(browser, pages) -> Non
         assert attribute(root, "sum") == pytest.approx(1.0, abs=0.01)  # a softmax row
         assert attribute(root, "output") == pytest.approx(sum(w * v for w, v in zip(weights, data["values"])))
         bars = root.find_elements(By.CSS_SELECTOR, "rect.bar")
-        assert [float(b.get_attribute("height")) for b in bars] == pytest.approx([data["barh"] * w for w in weights], abs=0.01)
+        assert [float(b.get_attribute("height")) for b in bars] == pytest.approx(
+            [data["barh"] * w for w in weights], abs=0.01
+        )
         assert [float(b.get_attribute("data-weight")) for b in bars] == pytest.approx(weights, abs=5e-4)
         assert json.loads(root.get_attribute("data-weights")) == pytest.approx(weights)
         assert [t.get_attribute("aria-current") for t in root.find_elements(By.CSS_SELECTOR, "text.row-label")] == [
@@ -227,3 +229,27 @@ def test_print_shows_the_figure_without_the_controls(browser, pages) -> None:
         assert root.find_element(By.TAG_NAME, "svg").is_displayed()
     finally:
         browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": ""})
+
+
+def test_hostile_labels_leave_the_explorer_and_the_page_after_it_working(browser, tmp_path: Path) -> None:
+    """An explorer whose labels say ``<!--<script>``, ``</script>`` or carry script in quotes and attributes:
+    its script still runs and responds, the element after it on the page is still there, and nothing the
+    labels say runs (nothing sets ``data-pwned``)."""
+    from selenium.webdriver.common.by import By
+
+    body = "".join(
+        f'{explorer.html}<p class="after" id="after-{kind}">after</p>' for kind, explorer in hostile_examples().items()
+    )
+    page = tmp_path / "hostile.html"
+    page.write_text(f"<!doctype html><meta charset='utf-8'><title>hostile</title>{body}<p id='end'>end</p>")
+    browser.get(page.as_uri())
+    assert browser.find_elements(By.ID, "end"), "the end of the page vanished"
+    for kind, explorer in hostile_examples().items():
+        assert browser.find_elements(By.ID, f"after-{kind}"), f"the element after the {kind} explorer vanished"
+        root = browser.find_element(By.ID, explorer.id)
+        assert root.get_attribute("data-ready") == "1", f"the {kind} explorer's script did not run"
+        before = root.find_element(By.CLASS_NAME, "explorer-readout").text
+        operate(browser, root)
+        assert root.find_element(By.CLASS_NAME, "explorer-readout").text != before, kind
+    assert browser.execute_script("return document.querySelectorAll('[data-pwned], img').length") == 0
+    assert errors_and_loads(browser) == ([], [])

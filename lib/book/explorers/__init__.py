@@ -1,0 +1,53 @@
+"""Explorers: figures a reader can point at, on the site, in Colab and in Jupyter, with no server.
+
+An explorer is one cell output, made from the run's own tensors:
+
+- an SVG figure drawn here, in Python, in its first state: what print and readers without
+  JavaScript see, a complete static figure;
+- the numbers behind every other state, as JSON inside the output;
+- a few lines of inline JavaScript that redraw parts of that SVG when the reader moves a control.
+
+Nothing is loaded from another file or host (no CDN, no server, no widget state), so the same output
+works on the built site offline, in Colab (which shows each output in its own frame) and in Jupyter.
+
+The root element carries ``data-explorer="NAME"``. The controls are labelled ``<select>``,
+``<input type="range">`` and ``<input type="checkbox">`` elements, and SVG elements marked
+``data-index`` that respond to the pointer and to the keyboard (Tab to reach one, arrow keys to move).
+The line below the figure (``class="explorer-readout"``, read out by screen readers) says in words what is
+shown. Colours are the book's: ``Blues`` for attention weights, as :func:`lib.plot_attention`.
+
+One module a job: :mod:`.kit` is where every string and number enters the page, escaped;
+:mod:`.words` holds every word an explorer shows; :mod:`.draw` the colours, SVG text and controls;
+:mod:`.explorer` the output itself (:class:`Explorer`); then one module a kind: :mod:`.attention`,
+:mod:`.masks`, :mod:`.softmax`, :mod:`.similarity`, :mod:`.decoding`.
+"""
+
+from .attention import attention_explorer
+from .decoding import decoding_explorer
+from .draw import BLUES, FONT, GRID, HIGHLIGHT, INK, MUTED, SERIES, blues, text, text_width
+from .explorer import MAX_BYTES, Explorer
+from .kit import el
+from .masks import mask_explorer
+from .similarity import similarity_explorer
+from .softmax import softmax_explorer
+
+__all__ = [
+    "BLUES",
+    "FONT",
+    "GRID",
+    "HIGHLIGHT",
+    "INK",
+    "MAX_BYTES",
+    "MUTED",
+    "SERIES",
+    "Explorer",
+    "attention_explorer",
+    "blues",
+    "decoding_explorer",
+    "el",
+    "mask_explorer",
+    "similarity_explorer",
+    "softmax_explorer",
+    "text",
+    "text_width",
+]

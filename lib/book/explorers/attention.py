@@ -1,0 +1,150 @@
+"""Attention weights: a heatmap whose rows can be pointed at (chapters 2, 4 and 9)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+
+from .draw import INK, MUTED, SERIES, blues, column_label, outline, row_label, select, text, text_width
+from .explorer import Explorer
+from .kit import el, join, number
+from .words import say
+
+_SCRIPT = """
+const sel=$$('select[data-selector]');let view=0,row=0;
+function W(i,j){return data.w[(view*data.Q+i)*data.K+j]/1000;}
+const set=(list)=>list[list.length>1?+sel[0].value:0];
+function pick(i){row=i;const y=data.top+i*data.cell-1;$('.outline').setAttribute('y',y);let sum=0,out=0;
+const labels=set(data.rows),cols=set(data.cols);current(i);
+for(let j=0;j<data.K;j++){const v=W(i,j),h=data.barh*v;sum+=v;if(data.values)out+=v*data.values[j];
+const b=$('rect.bar[data-col="'+j+'"]');b.setAttribute('y',data.base-h);b.setAttribute('height',h);
+b.dataset.weight=v.toFixed(3);b.firstChild.textContent=say('bar',{key:cols[j],weight:v.toFixed(3)});
+const t=$('text.bar-text[data-col="'+j+'"]');if(t){t.setAttribute('y',data.base-h-3);t.textContent=fmt(v,2);}}
+let top=0;for(let j=1;j<data.K;j++)if(W(i,j)>W(i,top))top=j;
+const views=sel.map((x)=>say('view',{label:x.dataset.label,option:x.options[x.selectedIndex].text})).join(S.list);
+let s=say('readout',{row:data.row_title,label:labels[i],views:sel.length?say('views',{views:views}):'',
+key:cols[top],weight:fmt(W(i,top),2),sum:fmt(sum,2)});if(data.values)s+=say('output',{output:fmt(out,2)});
+$('.explorer-readout').textContent=s;root.dataset.row=i;root.dataset.sum=sum;if(data.values)root.dataset.output=out;
+root.dataset.weights=JSON.stringify(Array.from({length:data.K},(_,j)=>W(i,j)));}
+function draw(){view=0;sel.forEach((s,k)=>{view=view*data.shape[k]+(+s.value);});const r=set(data.rows),c=set(data.cols);
+$$('text.row-label').forEach((t)=>{t.textContent=r[+t.dataset.index];
+t.setAttribute('aria-label',say('row_aria',{row:data.row_title,label:r[+t.dataset.index]}));});
+$$('text.col-label').forEach((t)=>{t.textContent=c[+t.dataset.col];});
+$$('rect.cell').forEach((e)=>{e.setAttribute('fill',blues(W(+e.dataset.row,+e.dataset.col)/data.vmax));});
+$$('text.cell-text').forEach((e)=>{const v=W(+e.dataset.row,+e.dataset.col);e.textContent=fmt(v,2);
+e.setAttribute('fill',v/data.vmax>0.6?'white':C.ink);});root.dataset.view=view;pick(row);}
+rows(data.Q,pick);sel.forEach((s)=>s.addEventListener('change',draw));draw();
+"""
+
+
+def attention_explorer(
+    weights: torch.Tensor,
+    rows: Sequence[str] | Sequence[Sequence[str]],
+    columns: Sequence[str] | Sequence[Sequence[str]],
+    *,
+    selectors: Sequence[tuple[str, Sequence[str]]] = (),
+    values: Sequence[float] | None = None,
+    row_title: str = "query",
+    column_title: str = "key",
+    vmax: float | None = None,
+    name: str = "attention",
+) -> Explorer:
+    r"""Attention weights ``[*S, T_q, T_k]`` as a heatmap: point at a query (its row) to see its weights
+    :math:`\alpha_{ij}` over the keys as bars below the map, and their sum; with ``values`` (one number
+    per key), the output they average to, :math:`o_i = \sum_j \alpha_{ij} v_j`.
+
+    ``selectors`` name the leading dimensions ``S`` (a label and one option name per index), shown as
+    ``<select>`` menus: e.g. ``[("layer", ["0", "1"]), ("head", ["0", "1", "2"])]`` for ``[2, 3, T, T]``.
+    ``rows`` and ``columns`` label the queries and keys; a list of label lists gives one per option of
+    the first selector (e.g. one per sentence, of equal lengths). The colours run from 0 to ``vmax``
+    (default: the largest weight of all views), as :func:`lib.plot_attention`'s; the bars from 0 to 1.
+    """
+    w = torch.as_tensor(weights).detach().float().cpu()
+    if w.dim() != 2 + len(selectors):
+        raise ValueError(f"weights has shape {list(w.shape)}: expected {len(selectors)} selector dimensions "
+                         "and then [T_q, T_k]")  # fmt: skip
+    for (label, options), size in zip(selectors, w.shape):
+        if len(options) != size:
+            raise ValueError(f"selector {label!r} has {len(options)} options for a dimension of size {size}")
+    Q, K = w.shape[-2:]
+    top_colour = float(w.max()) if vmax is None else float(vmax)
+    if not top_colour > 0:
+        raise ValueError(f"vmax must be positive, got {top_colour}")
+    row_sets = [list(rows)] if rows and isinstance(rows[0], str) else [list(r) for r in rows]
+    column_sets = [list(columns)] if columns and isinstance(columns[0], str) else [list(c) for c in columns]
+    for what, sets, size in (("rows", row_sets, Q), ("columns", column_sets, K)):
+        if any(len(s) != size for s in sets):
+            raise ValueError(f"{what}: every label list must have {size} labels, got {[len(s) for s in sets]}")
+        if len(sets) > 1 and (not selectors or len(sets) != w.shape[0]):
+            raise ValueError(f"{what}: one label list per option of the first selector, got {len(sets)}")
+    if values is not None and len(values) != K:
+        raise ValueError(f"values has {len(values)} numbers, expected one per key ({K})")
+
+    cell = max(16.0, min(34.0, 300.0 / K, 300.0 / Q))
+    size = 12.0 if cell >= 24 else 10.0
+    left = 8 + max(text_width(s, size) for rs in row_sets for s in rs)
+    top = 14 + 0.72 * max(text_width(s, size) for cs in column_sets for s in cs)  # labels at 45 degrees
+    bars_top = top + Q * cell + 26
+    bar_height = 64.0
+    values_row = 18.0 if values is not None else 0.0
+    hint = say("attention.hint", row=row_title, column=column_title)
+    width = max(left + K * cell + 8, left + text_width(hint, 10) * 0.9)
+    height = bars_top + bar_height + values_row + 22
+    view = w.reshape(-1, Q, K)
+    first = view[0]
+
+    parts = []
+    for j, label in enumerate(column_sets[0]):
+        parts.append(column_label(left + (j + 0.5) * cell, top - 6, label, size, class_="col-label", data_col=str(j)))
+    for i, label in enumerate(row_sets[0]):
+        aria = say("attention.row_aria", row=row_title, label=label)
+        parts.append(row_label(left - 6, top + (i + 0.5) * cell + size * 0.35, label, size, i, aria))
+        for j in range(K):
+            parts.append(el("rect", x=left + j * cell, y=top + i * cell, width=cell, height=cell,
+                            fill=blues(float(first[i, j]) / top_colour), class_="cell", data_row=str(i), data_col=str(j)))  # fmt: skip
+        if cell >= 30 and K <= 8:  # room to print each weight in its cell
+            for j in range(K):
+                v = float(first[i, j])
+                parts.append(text(left + (j + 0.5) * cell, top + (i + 0.5) * cell + 4, number(v, ".2f"), 11, "middle",
+                                  class_="cell-text", data_row=str(i), data_col=str(j),
+                                  fill="white" if v / top_colour > 0.6 else INK, pointer_events="none"))  # fmt: skip
+    parts.append(outline(left, top, K * cell, cell))
+    # the bars: the pointed row's weights, each under its key's column
+    base = bars_top + bar_height
+    parts.append(el("line", x1=left, x2=left + K * cell, y1=base, y2=base, stroke=MUTED, stroke_width=1))
+    parts.append(text(left, bars_top - 2, say("attention.bars", row=row_title, column=column_title), 10, fill=MUTED))
+    parts.append(text(left - 6, base, number(0), 10, "end", fill=MUTED))
+    parts.append(text(left - 6, bars_top + 22, number(1), 10, "end", fill=MUTED))
+    for j in range(K):
+        v = float(first[0, j])
+        h = (bar_height - 14) * v
+        bar_title = el("title", say("attention.bar", key=column_sets[0][j], weight=number(v, ".3f")))
+        parts.append(el("rect", bar_title, x=left + j * cell + 2, y=base - h, width=cell - 4, height=h, fill=SERIES[0],
+                        class_="bar", data_col=str(j), data_weight=number(v, ".3f")))  # fmt: skip
+        if cell >= 30:  # room to print each weight above its bar
+            parts.append(text(left + (j + 0.5) * cell, base - h - 3, number(v, ".2f"), 10, "middle", class_="bar-text",
+                              data_col=str(j)))  # fmt: skip
+    if values is not None:
+        parts.append(text(left - 6, base + 14, say("attention.values"), 10, "end", fill=MUTED))
+        for j, v in enumerate(values):
+            parts.append(text(left + (j + 0.5) * cell, base + 14, number(float(v), "g"), 10, "middle"))
+    parts.append(text(left, height - 6, hint, 10, fill=MUTED))
+
+    data = {
+        "Q": Q, "K": K, "cell": cell, "top": top, "left": left, "base": base, "barh": bar_height - 14,
+        "shape": list(w.shape[:-2]), "w": [round(x * 1000) for x in view.flatten().tolist()],
+        "rows": row_sets, "cols": column_sets, "values": None if values is None else [float(v) for v in values],
+        "row_title": row_title, "vmax": top_colour,
+    }  # fmt: skip
+    controls = join(select(label, options, k) for k, (label, options) in enumerate(selectors))
+    top_key = int(first[0].argmax())
+    views = say("common.list").join(say("attention.view", label=label, option=str(o[0])) for label, o in selectors)
+    readout = say("attention.readout", row=row_title, label=row_sets[0][0],
+                  views=say("attention.views", views=views) if selectors else "", key=column_sets[0][top_key],
+                  weight=number(float(first[0, top_key]), ".2f"), sum=number(float(first[0].sum()), ".2f"))  # fmt: skip
+    if values is not None:
+        output = sum(float(a) * float(v) for a, v in zip(first[0], values))  # o = Σ_j α_0j v_j
+        readout += say("attention.output", output=number(output, ".2f"))
+    return Explorer(name, join(parts), width=width, height=height, data=data, script=_SCRIPT,
+                    controls=controls, readout=readout, words="attention")  # fmt: skip

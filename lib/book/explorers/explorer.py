@@ -1,0 +1,107 @@
+"""The one cell output every explorer is: its element, style, figure, readout, data and script."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from .draw import BLOCKED, BLUES, FONT, HIGHLIGHT, INK, SERIES
+from .kit import Html, check_name, el, escape, js, number, script, script_json, style
+from .words import for_script, say
+
+MAX_BYTES = 300_000  # what one page may carry; an explorer larger than this is refused
+_NOTHING = Html()  # no controls
+
+# Shared by every explorer's script: the colour map, the words, ways to find elements, to write a number
+# and to fill a template, and the pointing at rows (by pointer and by keyboard) of the heatmaps.
+_JS_COMMON = (
+    "function blues(x){x=Math.min(Math.max(x,0),1)*(B.length-1);const i=Math.min(Math.floor(x),B.length-2),"
+    "f=x-i,a=B[i],b=B[i+1];let s='#';for(let c=1;c<7;c+=2){const p=parseInt(a.substr(c,2),16),"
+    "q=parseInt(b.substr(c,2),16);s+=Math.round(p+(q-p)*f).toString(16).padStart(2,'0');}return s;}"
+    "const $=(s)=>root.querySelector(s),$$=(s)=>Array.from(root.querySelectorAll(s));"
+    "function fmt(x,d){return (Math.abs(x)<Math.pow(10,-d)/2?0:x).toFixed(d).replace('-','\\u2212');}"
+    "function say(k,v){return S[k].replace(/\\{(\\w+)\\}/g,(m,n)=>String(v[n]));}"
+    "function keys(el,n,pick){el.addEventListener('keydown',(e)=>{const i=+el.dataset.index;"
+    "const to={ArrowDown:i+1,ArrowRight:i+1,ArrowUp:i-1,ArrowLeft:i-1,Home:0,End:n-1}[e.key];"
+    "if(to===undefined)return;e.preventDefault();const t=Math.min(Math.max(to,0),n-1);pick(t);"
+    "const next=root.querySelector(el.tagName+'[data-index=\"'+t+'\"]');if(next)next.focus();});}"
+    "function rows(n,pick){$$('text.row-label').forEach((t)=>{const i=+t.dataset.index;"
+    "['mouseenter','focus','click'].forEach((ev)=>t.addEventListener(ev,()=>pick(i)));keys(t,n,pick);});"
+    "$$('rect.cell').forEach((e)=>{e.addEventListener('mouseenter',()=>pick(+e.dataset.row));});}"
+    "function current(i){$$('text.row-label').forEach((t)=>"
+    "t.setAttribute('aria-current',+t.dataset.index===i?'true':'false'));}"
+)
+
+
+class Explorer:
+    """One interactive figure: ``_repr_html_`` is the whole output (HTML, SVG, JSON, JavaScript).
+
+    ``name`` (``[A-Za-z0-9_-]+``) goes into ``data-explorer`` and the element's id; ``svg`` is the figure
+    in its first state and ``controls`` the inputs above it, both :class:`~.kit.Html`; ``readout`` the
+    first text of the line below it; ``data`` the JSON the script reads (as ``data``); ``script`` the
+    explorer's own JavaScript, run with ``root`` (the explorer's element), ``S`` (the entries of
+    :mod:`.words` for ``words``, the explorer's kind), ``C`` (the colours) and :data:`_JS_COMMON`'s
+    helpers in scope; ``width`` and ``height`` the SVG's size in px. The figure is always shown at that
+    size, so its text keeps the size it was set in (10 px and up); a screen narrower than the figure
+    scrolls it inside its box, never the page.
+    """
+
+    def __init__(self, name: str, svg: Html, *, width: float, height: float, data: object, script: str,
+                 controls: Html = _NOTHING, readout: str = "", words: str = "common") -> None:  # fmt: skip
+        self.name = check_name(name)
+        svg, controls = escape(svg), escape(controls)
+        payload = json.dumps(data, separators=(",", ":"), allow_nan=False)
+        digest = hashlib.sha1("".join((payload, svg, controls)).encode()).hexdigest()  # str.join: nothing escaped
+        self.id = f"explorer-{name}-{digest[:10]}"
+        figure = el("svg", svg, xmlns="http://www.w3.org/2000/svg", viewBox=f"0 0 {number(width)} {number(height)}",
+                    width=width, height=height, font_family=FONT, role="img", aria_label=say("common.figure", name=name))  # fmt: skip
+        parts = [_style(self.id)]
+        if controls:
+            parts.append(el("div", controls, class_="explorer-controls"))
+        parts += [
+            el("div", figure, class_="explorer-figure"),
+            el("p", readout, class_="explorer-readout", aria_live="polite"),
+            _script_of(self.id, data, script, words),
+        ]
+        self.html = el("div", *parts, class_="lib-explorer", data_explorer=name, id=self.id)
+        if len(self.html.encode()) > MAX_BYTES:
+            raise ValueError(f"the {name} explorer is {len(self.html.encode()):,} bytes, over {MAX_BYTES:,}: "
+                             "show fewer views or shorter sequences")  # fmt: skip
+
+    def _repr_html_(self) -> str:
+        return self.html
+
+    def __repr__(self) -> str:  # what consoles (and nbval) see
+        return f"<{self.name} explorer: {len(self.html.encode()):,} bytes of HTML>"
+
+
+def _style(id: str) -> Html:
+    """The explorer's style sheet, every rule scoped to its element's id."""
+    rules = [
+        f"{{font:13px/1.45 {FONT};color:{INK};margin:.3em 0 .8em}}",
+        " .explorer-controls{display:flex;flex-wrap:wrap;gap:.3em 1.4em;align-items:center;margin:0 0 .35em}",
+        " .explorer-controls label{display:inline-flex;gap:.4em;align-items:center}",
+        f" .explorer-controls select,#{id} .explorer-controls input{{font:inherit}}",
+        " .explorer-figure{display:block;overflow-x:auto;margin:0;padding:0}",
+        " svg{display:block;max-width:none}",
+        " [data-index]{cursor:pointer}",
+        f" [data-index]:focus{{outline:2px solid {HIGHLIGHT};outline-offset:1px}}",
+        " .explorer-readout{margin:.35em 0 0;min-height:1.45em}",
+    ]
+    return style(
+        "".join(f"#{id}{rule}" for rule in rules) + f"@media print{{#{id} .explorer-controls{{display:none}}}}"
+    )
+
+
+def _script_of(id: str, data: object, code: str, words: str) -> Html:
+    """The data (JSON) and the code that reads it: the explorer's ``code`` after the common helpers."""
+    colours = {"ink": INK, "highlight": HIGHLIGHT, "series": SERIES, "blocked": BLOCKED}
+    start = (
+        "(function(){const root=document.currentScript&&document.currentScript.closest('[data-explorer]')"
+        f"||document.getElementById({js(id)});if(!root||root.dataset.ready)return;"
+        "root.dataset.ready='1';const data=JSON.parse(root.querySelector('script.data').textContent);"
+        f"const B={js(BLUES)},C={js(colours)},S={js(for_script(words))};"
+    )
+    return script(script_json(data), type="application/json", class_="data") + script(
+        f"{start}{_JS_COMMON}{code}}})();"
+    )

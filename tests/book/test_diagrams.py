@@ -192,3 +192,21 @@ def test_labels_write_subscripts_as_math_and_roots_as_a_glyph():
             assert not re.search(r"(?<![\w.])[A-Za-z]_[A-Za-z0-9{]", plain), f"{name}: raw subscript in {label!r}"
             assert r"\sqrt" not in label, f"{name}: \\sqrt in {label!r} (write √ instead)"
         matplotlib.pyplot.close(fig)
+
+
+def test_a_grid_puts_row_zero_on_top_and_frames_its_cells():
+    """``Canvas.grid``, which the masks, the sparsity patterns and ``Canvas.matrix`` draw with."""
+    from matplotlib.colors import to_hex
+    from matplotlib.patches import Rectangle
+
+    c = Canvas(4, 4)
+    frame = c.grid(1, 1, [["red", "white", "blue"], ["green", "white", "black"]], 0.5, lines="#cccccc",
+                   line_width=0.5, frame="#444444", frame_width=1.2)  # fmt: skip
+    assert (frame.x, frame.y, frame.w, frame.h) == (1, 1, 1.5, 1.0)
+    *cells, outline = [p for p in c.ax.patches if isinstance(p, Rectangle)]
+    assert [(p.get_x(), p.get_y(), to_hex(p.get_facecolor())) for p in cells[:3]] == [
+        (1.0, 1.5, "#ff0000"), (1.5, 1.5, "#ffffff"), (2.0, 1.5, "#0000ff")
+    ]  # fmt: skip
+    assert cells[3].get_y() == 1.0 and len(cells) == 6  # row 1 below row 0
+    assert not outline.get_fill() and (outline.get_width(), outline.get_height()) == (1.5, 1.0)
+    c.done()

@@ -95,8 +95,14 @@ def qkv_dataflow(attention: torch.nn.Module, x: Tensor, head: int = 0) -> Figure
         c.text(grid.x, grid.y + grid.h + 0.08, label, fontsize=9, ha="left", va="bottom")
         grids[role] = grid
     if H > 1:
-        c.text(2.0, ys["value"] - 0.55, f"Q, K, V each split into {H} heads:\n{_shape(heads)}", fontsize=9, ha="left",
-               va="top")
+        c.text(
+            2.0,
+            ys["value"] - 0.55,
+            f"Q, K, V each split into {H} heads:\n{_shape(heads)}",
+            fontsize=9,
+            ha="left",
+            va="top",
+        )
 
     # scores and weights, down the right-hand column
     score_box = c.box(8.0, 5.5, 2.5, 0.85, r"$Q K^\top / √d_k$" + f"\n(× {scale:.3g})", role="norm", fontsize=10)
@@ -177,9 +183,7 @@ def scaling_and_softmax(q: Tensor, k: Tensor) -> Figure:
     dot = c.box(2.6, y - 0.35, 2.4, 0.8, r"$e_j = q k_j^\top$" + f"\nVar ≈ $d_k$ = {d_k}", role="input", fontsize=9)
     c.arrow(qb.right, dot.left, curve=-0.15)
     c.arrow(kb.right, dot.left, curve=0.15)
-    div = c.box(
-        5.9, y - 0.4, 2.6, 0.9, r"$\div\,√d_k$" + f" = {math.sqrt(d_k):.3g}\nVar → 1", role="norm", fontsize=10
-    )
+    div = c.box(5.9, y - 0.4, 2.6, 0.9, r"$\div\,√d_k$" + f" = {math.sqrt(d_k):.3g}\nVar → 1", role="norm", fontsize=10)
     c.arrow(dot.right, div.left)
     c.text(div.center[0], div.y + div.h + 0.3, "the one line scaling adds", fontsize=9, role="highlight", bold=True)
     sm = c.box(9.4, y - 0.35, 2.2, 0.8, r"$\alpha = \mathrm{softmax}(e)$", role="attention", fontsize=9)
@@ -209,5 +213,11 @@ def scaling_and_softmax(q: Tensor, k: Tensor) -> Figure:
         c.text(x, 4.6, f"scores $e_j$ from {e.min():.1f} to {e.max():.1f}{same}", fontsize=9, ha="left", va="top")
         c.bars(x, 0.55, 5.8, 1.3, alpha, role="attention")
         entropy = float(torch.special.entr(alpha).sum())
-        c.text(x, 2.35, f"weights $\\alpha_j$: largest {alpha.max():.2f},\nentropy {entropy:.2f} nats", fontsize=9, ha="left")
+        c.text(
+            x,
+            2.35,
+            f"weights $\\alpha_j$: largest {alpha.max():.2f},\nentropy {entropy:.2f} nats",
+            fontsize=9,
+            ha="left",
+        )
     return c.done()

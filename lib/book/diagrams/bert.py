@@ -67,15 +67,8 @@ def bert_encoder(config, T: int | str = "T", title: str | None = None) -> Figure
 
     # ---- one encoder layer, repeated L times (post-LN: norm after the residual sum)
     region = c.region(X - 0.35, 4.45, W + 0.7, 4.75, f"EncoderLayer × {L}  (post-LN, GELU)", role="encoder")
-    attn = c.box(
-        X + 0.6,
-        5.0,
-        W - 1.2,
-        0.8,
-        f"MultiHeadAttention: {H} heads × $d_\\mathrm{{head}}$ = {d // H}\nsoftmax$(Q K^\\top / √{d // H})$ V, padding masked",
-        role="attention",
-        fontsize=7.5,
-    )
+    heads = f"MultiHeadAttention: {H} heads × $d_\\mathrm{{head}}$ = {d // H}\nsoftmax$(Q K^\\top / √{d // H})$ V, padding masked"
+    attn = c.box(X + 0.6, 5.0, W - 1.2, 0.8, heads, role="attention", fontsize=7.5)
     c.arrow(ln0.top, attn.bottom)
     n1 = c.box(X + 0.6, 6.15, W - 1.2, 0.55, f"Add & LayerNorm  (norm1, eps {eps:g})", role="norm", fontsize=8)
     c.arrow(attn.top, n1.bottom)

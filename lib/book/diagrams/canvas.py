@@ -81,7 +81,8 @@ def color(role: str) -> tuple[float, float, float]:
     return COLORS[role]
 
 
-def _light(rgb: tuple[float, float, float], amount: float = 0.75) -> tuple[float, float, float]:
+def light(rgb: tuple[float, float, float], amount: float = 0.75) -> tuple[float, float, float]:
+    """``rgb`` mixed with white: ``amount`` 0 is the colour itself, 1 is white (the boxes' fill, 0.75)."""
     return tuple(c + (1 - c) * amount for c in rgb)
 
 
@@ -102,32 +103,13 @@ class Canvas:
         if title:
             self.figure.suptitle(title, fontsize=12, fontweight="bold", y=0.99)
 
-    def box(
-        self,
-        x: float,
-        y: float,
-        w: float,
-        h: float,
-        text: str = "",
-        role: str = "input",
-        fontsize: float = 10,
-        filled: bool = True,
-        dashed: bool = False,
-    ) -> Box:
+    def box(self, x: float, y: float, w: float, h: float, text: str = "", role: str = "input", fontsize: float = 10,
+            filled: bool = True, dashed: bool = False) -> Box:  # fmt: skip
         """A rounded box at ``(x, y)`` (bottom-left) of size ``w × h``, tinted by ``role``."""
         edge = color(role)
-        face = _light(edge) if filled else "white"
-        self.ax.add_patch(
-            FancyBboxPatch(
-                (x, y),
-                w,
-                h,
-                boxstyle="round,pad=0.02,rounding_size=0.08",
-                facecolor=face,
-                edgecolor=edge,
-                linewidth=1.6,
-                linestyle="--" if dashed else "-",
-            )
+        face = light(edge) if filled else "white"
+        self._rounded(
+            x, y, w, h, 0.08, facecolor=face, edgecolor=edge, linewidth=1.6, linestyle="--" if dashed else "-"
         )
         if text:
             self.ax.text(x + w / 2, y + h / 2, text, ha="center", va="center", fontsize=fontsize, color=INK)
@@ -147,25 +129,16 @@ class Canvas:
     ) -> Box:
         """A grid of ``rows × cols`` cells (a tensor); ``values`` in [0, 1] shade the cells."""
         base = color(role)
-        for i in range(rows):
-            for j in range(cols):
-                if values is None:
-                    face = _light(base, 0.6)
-                else:
-                    v = float(values[i][j])
-                    face = _light(base, 1 - max(0.0, min(1.0, v))) if v > 0 else "white"
-                self.ax.add_patch(
-                    Rectangle(
-                        (x + j * cell, y + (rows - 1 - i) * cell),
-                        cell,
-                        cell,
-                        facecolor=face,
-                        edgecolor="white" if values is None else "#bbbbbb",
-                        linewidth=0.8,
-                    )
-                )
-        frame = Box(x, y, cols * cell, rows * cell)
-        self.ax.add_patch(Rectangle((x, y), frame.w, frame.h, fill=False, edgecolor=base, linewidth=1.4))
+
+        def face(i: int, j: int):
+            if values is None:
+                return light(base, 0.6)
+            v = float(values[i][j])
+            return light(base, 1 - max(0.0, min(1.0, v))) if v > 0 else "white"
+
+        faces = [[face(i, j) for j in range(cols)] for i in range(rows)]
+        lines = "white" if values is None else "#bbbbbb"
+        frame = self.grid(x, y, faces, cell, lines=lines, line_width=0.8, frame=base, frame_width=1.4)
         if label:
             self.text(frame.center[0], y - 0.12, label, va="top", fontsize=fontsize)
         return frame
@@ -211,18 +184,8 @@ class Canvas:
                 bbox=dict(boxstyle="round,pad=0.15", facecolor="white", edgecolor="none"),
             )
 
-    def text(
-        self,
-        x: float,
-        y: float,
-        text: str,
-        ha: str = "center",
-        va: str = "center",
-        fontsize: float = 10,
-        role: str | None = None,
-        bold: bool = False,
-        italic: bool = False,
-    ) -> None:
+    def text(self, x: float, y: float, text: str, ha: str = "center", va: str = "center", fontsize: float = 10,
+             role: str | None = None, bold: bool = False, italic: bool = False) -> None:  # fmt: skip
         """A label at ``(x, y)``."""
         self.ax.text(
             x,
@@ -280,22 +243,28 @@ class Canvas:
     def region(self, x: float, y: float, w: float, h: float, label: str = "", role: str = "encoder") -> Box:
         """A light dashed frame around a group of boxes (a layer, a stack), labelled top-left."""
         edge = color(role)
-        self.ax.add_patch(
-            FancyBboxPatch(
-                (x, y),
-                w,
-                h,
-                boxstyle="round,pad=0.02,rounding_size=0.15",
-                facecolor=_light(edge, 0.92),
-                edgecolor=edge,
-                linewidth=1.0,
-                linestyle="--",
-                zorder=0,
-            )
-        )
+        self._rounded(x, y, w, h, 0.15, facecolor=light(edge, 0.92), edgecolor=edge, linewidth=1.0, linestyle="--",
+                      zorder=0)  # fmt: skip
         if label:
             self.ax.text(x + 0.1, y + h - 0.1, label, ha="left", va="top", fontsize=9, color=edge, fontweight="bold")
         return Box(x, y, w, h)
+
+    def grid(self, x: float, y: float, faces, cell: float, *, lines, line_width: float, frame,
+             frame_width: float) -> Box:  # fmt: skip
+        """Square cells of side ``cell`` from ``(x, y)`` (bottom-left): ``faces[i][j]`` the colour of row ``i``
+        (counted from the top) and column ``j``, parted by ``lines``; the whole framed in ``frame``."""
+        rows, cols = len(faces), len(faces[0]) if faces else 0
+        for i, row in enumerate(faces):
+            for j, face in enumerate(row):
+                cell_at = (x + j * cell, y + (rows - 1 - i) * cell)
+                self.ax.add_patch(Rectangle(cell_at, cell, cell, facecolor=face, edgecolor=lines, linewidth=line_width))
+        outline = Box(x, y, cols * cell, rows * cell)
+        self.ax.add_patch(Rectangle((x, y), outline.w, outline.h, fill=False, edgecolor=frame, linewidth=frame_width))
+        return outline
+
+    def _rounded(self, x: float, y: float, w: float, h: float, rounding: float, **style) -> None:
+        """A rounded rectangle, the outline of boxes and regions; ``style``: its patch's colours and lines."""
+        self.ax.add_patch(FancyBboxPatch((x, y), w, h, boxstyle=f"round,pad=0.02,rounding_size={rounding}", **style))
 
     def done(self) -> Figure:
         """Close the figure for pyplot (so a notebook does not draw it twice) and return it."""

@@ -126,7 +126,11 @@ def multi_head_diagram(attention: MultiHeadAttention, x: Tensor, *, cell: float 
         canvas.text(x_o + block_w / 2, yb - 0.1, f"head$_{h}$", va="top", fontsize=label)
         canvas.arrow((x_att + T * c + 0.05, yb + mat_h / 2), (x_o - 0.05, yb + mat_h / 2))
         canvas.text(
-            x_panel + panel_w - 0.1, y0 + panel_h - 0.1, f"{_shape(heads[:, h])} per head", ha="right", va="top",
+            x_panel + panel_w - 0.1,
+            y0 + panel_h - 0.1,
+            f"{_shape(heads[:, h])} per head",
+            ha="right",
+            va="top",
             fontsize=small,
         )
     x_split = (x_proj + full_w + x_panel) / 2

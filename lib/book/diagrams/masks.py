@@ -63,7 +63,10 @@ def mask_grids(tokens: Sequence[str], n_pad: int = 2, pad: str = "pad") -> Figur
     panel_w, panel_h = T * cell + 1.7, T * cell + 1.6
     width = 2 * panel_w + 0.4
     c = Canvas(
-        width, 2 * panel_h + 0.2, title="Masks are grids of may-attend cells (filled = True)", scale=min(0.9, 6.9 / width)
+        width,
+        2 * panel_h + 0.2,
+        title="Masks are grids of may-attend cells (filled = True)",
+        scale=min(0.9, 6.9 / width),
     )
     panels = [
         (causal, "query", "look-ahead: causal_mask(T)", 0, 1),
@@ -118,7 +121,9 @@ def cross_attention_dataflow(model: torch.nn.Module, src: Tensor, tgt: Tensor) -
     enc = c.box(
         0.4, 2.2, 2.3, 1.2, "self-attention\n(no look-ahead mask,\npadding mask\non keys)", role="encoder", fontsize=fs
     )
-    mem = c.box(0.4, 4.1, 2.3, 1.2, f"memory M\n[B, S, $d_\\mathrm{{model}}$]\n= [{B}, {S}, {d}]", role="encoder", fontsize=fs)
+    mem = c.box(
+        0.4, 4.1, 2.3, 1.2, f"memory M\n[B, S, $d_\\mathrm{{model}}$]\n= [{B}, {S}, {d}]", role="encoder", fontsize=fs
+    )
     c.arrow(s.top, enc.bottom)
     c.arrow(enc.top, mem.bottom)
 
@@ -131,7 +136,15 @@ def cross_attention_dataflow(model: torch.nn.Module, src: Tensor, tgt: Tensor) -
     c.arrow(t.top, dec.bottom)
 
     # cross-attention in the middle: keys and values (left), queries, weights and output (right)
-    k = c.box(3.1, 3.4, 1.75, 1.1, f"$K = M W_K$\n[B, H, S, $d_\\mathrm{{head}}$]\n= [{B}, {H}, {S}, {dh}]", role="key", fontsize=7.5)
+    k = c.box(
+        3.1,
+        3.4,
+        1.75,
+        1.1,
+        f"$K = M W_K$\n[B, H, S, $d_\\mathrm{{head}}$]\n= [{B}, {H}, {S}, {dh}]",
+        role="key",
+        fontsize=7.5,
+    )
     v = c.box(3.1, 4.8, 1.75, 1.1, f"$V = M W_V$\n[B, H, S, $d_\\mathrm{{head}}$]\n= [{B}, {H}, {S}, {dh}]", role="value",
               fontsize=7.5)  # fmt: skip
     q = c.box(5.0, 2.0, 1.75, 1.1, f"$Q = X_\\mathrm{{dec}} W_Q$\n[B, H, T, $d_\\mathrm{{head}}$]\n= [{B}, {H}, {T}, {dh}]", role="query",

@@ -59,10 +59,18 @@ def position_schematic(model_or_config, seq_len: int = 16) -> Figure:
     canvas.region(x0, y0, w, ph, "absolute: sinusoidal, learned", role="encoder")
     tok = canvas.box(x0 + 0.3, y0 + 0.35, 2.3, 0.8, f"token ids\n[B, T={T}]", role="input", fontsize=fs)
     emb = canvas.box(
-        x0 + 0.3, y0 + 1.65, 2.3, 0.95, f"$√d_\\mathrm{{model}}\\,E[w_i]$\n[B, T, $d_\\mathrm{{model}}$={d}]", role="input", fontsize=fs
+        x0 + 0.3,
+        y0 + 1.65,
+        2.3,
+        0.95,
+        f"$√d_\\mathrm{{model}}\\,E[w_i]$\n[B, T, $d_\\mathrm{{model}}$={d}]",
+        role="input",
+        fontsize=fs,
     )
     canvas.arrow(tok.top, emb.bottom)
-    pe = canvas.box(x0 + 3.0, y0 + 1.65, 2.1, 0.95, f"$PE(i)$\n[T, $d_\\mathrm{{model}}$={d}]", role="highlight", fontsize=fs)
+    pe = canvas.box(
+        x0 + 3.0, y0 + 1.65, 2.1, 0.95, f"$PE(i)$\n[T, $d_\\mathrm{{model}}$={d}]", role="highlight", fontsize=fs
+    )
     plus = canvas.box(x0 + 1.1, y0 + 3.0, 0.7, 0.55, "+", role="highlight", fontsize=12)
     canvas.arrow(emb.top, plus.bottom)
     canvas.arrow(pe.top, plus.right, role="highlight", curve=0.25)
@@ -75,16 +83,25 @@ def position_schematic(model_or_config, seq_len: int = 16) -> Figure:
                 fontsize=note, italic=True)  # fmt: skip
     canvas.text(x0 + 4.05, y0 + 1.15, "sin/cos table, or\nnn.Embedding", fontsize=fs)
 
+    def unpositioned(x0: float, y0: float):
+        """The input of the rotary and relative panels: x_i with no position added."""
+        label = f"$x_i$ (no position)\n[B, T={T}, $d_\\mathrm{{model}}$={d}]"
+        return canvas.box(x0 + 1.5, y0 + 0.35, 2.4, 0.8, label, role="input", fontsize=fs)
+
     # --- 2. rotary: rotate q and k inside attention (top right) ----------------------------------
     x0, y0 = xs[1], ys[0]
     canvas.region(x0, y0, w, ph, "rotary (RoPE): inside attention", role="query")
-    xin = canvas.box(x0 + 1.5, y0 + 0.35, 2.4, 0.8, f"$x_i$ (no position)\n[B, T={T}, $d_\\mathrm{{model}}$={d}]", role="input", fontsize=fs)
+    xin = unpositioned(x0, y0)
     q = canvas.box(x0 + 0.3, y0 + 1.65, 2.1, 0.8, f"$q = x W_Q$\n[B, H={H}, T, {dh}]", role="query", fontsize=fs)
     kk = canvas.box(x0 + 3.0, y0 + 1.65, 2.1, 0.8, f"$k = x W_K$\n[B, H, T, {dh}]", role="key", fontsize=fs)
     canvas.arrow(xin.top, q.bottom)
     canvas.arrow(xin.top, kk.bottom)
-    rq = canvas.box(x0 + 0.3, y0 + 2.85, 2.1, 0.8, r"$q_m R_m$" + "\nrotate by $m\\theta$", role="highlight", fontsize=fs)
-    rk = canvas.box(x0 + 3.0, y0 + 2.85, 2.1, 0.8, r"$k_n R_n$" + "\nrotate by $n\\theta$", role="highlight", fontsize=fs)
+    rq = canvas.box(
+        x0 + 0.3, y0 + 2.85, 2.1, 0.8, r"$q_m R_m$" + "\nrotate by $m\\theta$", role="highlight", fontsize=fs
+    )
+    rk = canvas.box(
+        x0 + 3.0, y0 + 2.85, 2.1, 0.8, r"$k_n R_n$" + "\nrotate by $n\\theta$", role="highlight", fontsize=fs
+    )
     canvas.arrow(q.top, rq.bottom)
     canvas.arrow(kk.top, rk.bottom)
     score = canvas.box(
@@ -102,7 +119,7 @@ def position_schematic(model_or_config, seq_len: int = 16) -> Figure:
     # --- 3. relative: learned vectors per offset inside attention (bottom left) -------------------
     x0, y0 = xs[0], ys[1]
     canvas.region(x0, y0, w, ph, "relative (Shaw et al.): inside attention", role="value")
-    xin = canvas.box(x0 + 1.5, y0 + 0.35, 2.4, 0.8, f"$x_i$ (no position)\n[B, T={T}, $d_\\mathrm{{model}}$={d}]", role="input", fontsize=fs)
+    xin = unpositioned(x0, y0)
     qkv = canvas.box(x0 + 0.3, y0 + 1.65, 2.4, 0.8, f"q, k, v\n[B, H={H}, T, {dh}]", role="query", fontsize=fs)
     table = canvas.box(x0 + 3.0, y0 + 1.65, 2.1, 0.8, f"$a^K, a^V$\n[2c+1={2 * clip + 1}, {dh}]", role="highlight",
                        fontsize=fs)  # fmt: skip

@@ -13,29 +13,15 @@ from matplotlib.patches import Rectangle
 from ...efficient import bigbird_mask, sliding_window_mask
 from ...model.checks import check_int
 from ...model.masks import causal_mask
-from .canvas import Canvas, _light, color
+from .canvas import Canvas, color, light
 
 # What each kind of cell is, and its colour role.
 KINDS = {"attends": "attention", "window": "query", "global": "key", "random": "value"}
 
 
 def _grid(c: Canvas, x: float, y: float, kinds: list[list[str | None]], cell: float) -> None:
-    T = len(kinds)
-    for i in range(T):
-        for j in range(T):
-            kind = kinds[i][j]
-            face = "white" if kind is None else _light(color(KINDS[kind]), 0.25)
-            c.ax.add_patch(
-                Rectangle(
-                    (x + j * cell, y + (T - 1 - i) * cell),
-                    cell,
-                    cell,
-                    facecolor=face,
-                    edgecolor="#cccccc",
-                    linewidth=0.5,
-                )
-            )
-    c.ax.add_patch(Rectangle((x, y), T * cell, T * cell, fill=False, edgecolor="#444444", linewidth=1.2))
+    faces = [["white" if kind is None else light(color(KINDS[kind]), 0.25) for kind in row] for row in kinds]
+    c.grid(x, y, faces, cell, lines="#cccccc", line_width=0.5, frame="#444444", frame_width=1.2)
 
 
 def sparsity_patterns(T: int = 16, window: int = 2, n_global: int = 2, n_random: int = 2, seed: int = 0) -> Figure:
@@ -56,7 +42,7 @@ def sparsity_patterns(T: int = 16, window: int = 2, n_global: int = 2, n_random:
         ("causal", kinds(causal, lambda i, j: "attends"), causal),
         (f"sliding window, w = {window}", kinds(local, lambda i, j: "window"), local),
         (
-            f"BigBird: w = {window}, {n_global} global,\n{n_random} random per row",
+            f"BigBird: w = {window}, {n_global} global,\nup to {n_random} random per row",
             kinds(bigbird, lambda i, j: "global" if is_global[i, j] else "window" if local[i, j] else "random"),
             bigbird,
         ),
@@ -84,8 +70,6 @@ def sparsity_patterns(T: int = 16, window: int = 2, n_global: int = 2, n_random:
     ]
     for n, (text, kind) in enumerate(labels):
         x, y = 0.5 + (n % 2) * (size + gap), 0.6 - (n // 2) * 0.45
-        c.ax.add_patch(
-            Rectangle((x, y), 0.25, 0.25, facecolor=_light(color(KINDS[kind]), 0.25), edgecolor="#888888")
-        )
+        c.ax.add_patch(Rectangle((x, y), 0.25, 0.25, facecolor=light(color(KINDS[kind]), 0.25), edgecolor="#888888"))
         c.text(x + 0.35, y + 0.12, text, ha="left", fontsize=9)
     return c.done()

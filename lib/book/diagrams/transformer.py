@@ -106,23 +106,9 @@ def transformer_diagram(model, batch_size: str = "B") -> Figure:
         fontsize=7.5,
     )
     emb_text = "Embedding {v} × {d}\n× $√d_\\mathrm{{model}}$ = × {s:.3g}"
-    src_emb = c.box(
-        _ENC_X + 0.2,
-        1.15,
-        _COL_W - 0.4,
-        0.75,
-        emb_text.format(v=cfg.src_vocab_size, d=d, s=d**0.5),
-        role="input",
-        fontsize=8,
-    )
-    tgt_emb = c.box(
-        _DEC_X + 0.2,
-        1.15,
-        _COL_W - 0.4,
-        0.75,
-        emb_text.format(v=cfg.tgt_vocab_size, d=d, s=d**0.5),
-        role="input",
-        fontsize=8,
+    src_emb, tgt_emb = (
+        c.box(x + 0.2, 1.15, _COL_W - 0.4, 0.75, emb_text.format(v=vocab, d=d, s=d**0.5), role="input", fontsize=8)
+        for x, vocab in ((_ENC_X, cfg.src_vocab_size), (_DEC_X, cfg.tgt_vocab_size))
     )
     c.arrow(src.top, src_emb.bottom)
     c.arrow(tgt.top, tgt_emb.bottom)
@@ -192,15 +178,8 @@ def transformer_diagram(model, batch_size: str = "B") -> Figure:
         fontsize=8,
     )
     c.arrow((cx_dec, dec_top_drawn), linear.bottom)
-    soft = c.box(
-        _DEC_X + 0.5,
-        top + 1.05,
-        _COL_W - 1.0,
-        0.6,
-        f"softmax → $p(y_t \\mid y_{{<t}}, x)$\n[{B}, T, {cfg.tgt_vocab_size}]",
-        role="output",
-        fontsize=7.5,
-    )
+    probabilities = f"softmax → $p(y_t \\mid y_{{<t}}, x)$\n[{B}, T, {cfg.tgt_vocab_size}]"
+    soft = c.box(_DEC_X + 0.5, top + 1.05, _COL_W - 1.0, 0.6, probabilities, role="output", fontsize=7.5)
     c.arrow(linear.top, soft.bottom)
     if tied:
         right = _DEC_X + _COL_W + 0.7

@@ -41,8 +41,10 @@ apart from claims.
 
 from __future__ import annotations
 
+import cmath
 import html
 import math
+import reprlib
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -234,7 +236,7 @@ def _display(shown: CheckedClaim) -> bool:
     return True
 
 
-def claim(statement: str, holds: bool, **measured: object) -> None:
+def claim(statement: str, holds: bool | torch.Tensor, **measured: object) -> None:
     """Check a claim of the prose and show it, with the values measured on this run.
 
     >>> claim("scaled scores have unit variance", abs(var - 1) < 0.1, var=var)
@@ -243,15 +245,18 @@ def claim(statement: str, holds: bool, **measured: object) -> None:
     Under IPython (Jupyter, Colab, the site build) the claim is displayed as a :class:`CheckedClaim`:
     a wrapped box, that line as its plain-text form, and its data (:data:`CLAIM_MIME`), which the
     site and the seed sweep read; elsewhere the line is printed.
-    ``holds`` is the check, written out in the cell where the reader sees it (with its margin);
-    ``measured`` are the numbers it was decided on. Raises ``AssertionError`` with the same line
-    if the claim does not hold (displayed first, under IPython), so a chapter that runs to its end
-    is a chapter whose claims held.
+    ``holds`` is the check, written out in the cell where the reader sees it (with its margin): a
+    ``bool``, a ``numpy.bool_`` or a one-element ``torch.bool`` tensor (``acc.min() > 0.9``); anything
+    else (a number, a float tensor) raises ``TypeError``. ``measured`` are the numbers it was decided
+    on; a claim that holds while one of them is NaN (or contains NaN) raises ``ValueError`` naming it,
+    since a comparison with NaN is False whichever way it is written. Raises ``AssertionError`` with
+    the same line if the claim does not hold (displayed first, under IPython), so a chapter that runs
+    to its end is a chapter whose claims held.
     """
     _show(CLAIM, statement, holds, measured)
 
 
-def check(statement: str, holds: bool, **measured: object) -> None:
+def check(statement: str, holds: bool | torch.Tensor, **measured: object) -> None:
     """Assert an identity or integrity check and show it, like :func:`claim` but marked ``Check:``.
 
     >>> check("lib's encoder matches transformers' BertModel", err < 1e-4, max_abs_diff=err)
@@ -259,27 +264,53 @@ def check(statement: str, holds: bool, **measured: object) -> None:
 
     Use it where the outcome is known before the experiment (two implementations of one formula
     agree, a file has the hash the loader enforced): it guards the page, it is not a finding.
+    ``holds`` and ``measured`` are checked as :func:`claim` checks them.
     """
     _show(CHECK, statement, holds, measured)
 
 
-def _show(kind: str, statement: str, holds: bool, measured: Mapping[str, object]) -> None:
-    if not isinstance(statement, str) or not statement.strip():
-        raise TypeError(f"statement must be a non-empty str, got {statement!r}")
+def _truth(holds: object) -> bool:
+    """``holds`` as a Python bool: it must be a ``bool``, a ``numpy.bool_`` or a one-element
+    ``torch.bool`` tensor (``acc.min() > 0.9``); a number, even 0 or 1, is not the outcome of a check."""
+    if isinstance(holds, bool):
+        return holds
+    if type(holds).__module__ == "numpy" and type(holds).__name__ in ("bool", "bool_"):  # NumPy 2 and 1
+        return bool(holds)
+    expected = "a bool, a numpy.bool_ or a one-element torch.bool tensor (a comparison, e.g. acc.min() > 0.9)"
     if isinstance(holds, torch.Tensor):
+        if holds.dtype != torch.bool:
+            raise TypeError(f"holds must be {expected}, got a {holds.dtype} tensor of shape {tuple(holds.shape)}")
         if holds.numel() != 1:
             raise ValueError(f"holds must be a single truth value, got a tensor of shape {tuple(holds.shape)}")
-        holds = bool(holds.item())
-    if not isinstance(holds, bool):
-        try:
-            import numpy as np
+        return bool(holds.item())
+    raise TypeError(f"holds must be {expected}, got {type(holds).__name__} {reprlib.repr(holds)}")
 
-            if isinstance(holds, np.bool_):
-                holds = bool(holds)
-        except ImportError:  # pragma: no cover - numpy is a dependency
-            pass
-    if not isinstance(holds, bool):
-        raise TypeError(f"holds must be a bool (the outcome of the check), got {type(holds).__name__}")
+
+def _nan_in(value: object, where: str) -> str | None:
+    """Where ``value`` holds a NaN (``where``, or ``where[i]...`` inside it), or None."""
+    value = _plain(value)
+    if isinstance(value, float | complex):
+        return where if cmath.isnan(value) else None
+    if isinstance(value, Mapping):
+        found = (_nan_in(v, f"{where}[{k!r}]") for k, v in value.items())
+    elif isinstance(value, Sequence) and not isinstance(value, str):
+        found = (_nan_in(v, f"{where}[{i}]") for i, v in enumerate(value))
+    else:
+        return None
+    return next((path for path in found if path is not None), None)
+
+
+def _show(kind: str, statement: str, holds: object, measured: Mapping[str, object]) -> None:
+    if not isinstance(statement, str) or not statement.strip():
+        raise TypeError(f"statement must be a non-empty str, got {statement!r}")
+    holds = _truth(holds)
+    if holds:  # a claim cannot rest on a value that is not a number (a diverged run, 0/0)
+        for name, value in measured.items():
+            if (path := _nan_in(value, name)) is not None:
+                raise ValueError(
+                    f"{kind} {statement.strip()!r} holds, but the value it records, {path}, is NaN: "
+                    "a check that passes on NaN checks nothing (comparisons with NaN are all False)"
+                )
     shown = CheckedClaim.of(statement.strip(), holds, measured, kind)
     displayed = _display(shown)  # a failed claim too: its record is then in the notebook's outputs
     if not holds:

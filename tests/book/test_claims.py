@@ -47,6 +47,59 @@ def test_a_failing_claim_raises_with_its_line():
     assert str(raised.value) == "✘ Claim: a ratio is large — ratio=0.5"
 
 
+@pytest.mark.parametrize("record", [claim, check])
+def test_holds_must_be_a_boolean(record, capsys):
+    """A number is not the outcome of a check: ``claim(s, acc.min())`` (the comparison forgotten) or
+    a NaN would otherwise pass as true."""
+    for holds, came in [
+        (torch.tensor(0.37), "torch.float32 tensor of shape ()"),
+        (torch.tensor(float("nan")), "torch.float32 tensor of shape ()"),
+        (torch.tensor([1]), "torch.int64 tensor of shape (1,)"),
+        (0.37, "float 0.37"),
+        (1, "int 1"),
+        (np.float64(1.0), "float64"),
+        (np.array([True]), "ndarray"),
+        (None, "NoneType None"),
+        ("yes", "str 'yes'"),
+    ]:
+        with pytest.raises(
+            TypeError, match=r"^holds must be a bool, a numpy.bool_ or a one-element torch.bool"
+        ) as raised:
+            record("a ratio is small", holds, ratio=0.5)
+        assert came in str(raised.value)
+    with pytest.raises(ValueError, match=r"holds must be a single truth value.*\(2,\)"):
+        record("a ratio is small", torch.tensor([True, True]), ratio=0.5)
+    assert capsys.readouterr().out == ""  # nothing was shown
+    acc = torch.tensor([0.93, 0.97])
+    for holds in (acc.min() > 0.9, (acc > 0.9).all().reshape(1), np.bool_(True), np.float32(0.5) < 1, True):
+        record("accuracy is above 0.9", holds, lowest=acc.min())
+    assert capsys.readouterr().out.count("accuracy is above 0.9 — lowest=0.93") == 5
+    with pytest.raises(AssertionError, match="accuracy is above 0.95"):
+        record("accuracy is above 0.95", acc.min() > 0.95, lowest=acc.min())
+
+
+@pytest.mark.parametrize("record", [claim, check])
+def test_a_claim_that_holds_on_a_nan_value_is_refused(record, capsys):
+    """Every comparison with NaN is False, so ``not (loss > 1)`` holds on a diverged run: a claim
+    that holds while a value it records is NaN is refused, naming the value."""
+    nan = float("nan")
+    for measured, where in [
+        (dict(loss=nan), "loss"),
+        (dict(ok=1.0, loss=np.float32(nan)), "loss"),
+        (dict(loss=torch.tensor(nan)), "loss"),
+        (dict(losses=torch.tensor([0.5, nan, 0.2])), "losses[1]"),
+        (dict(losses=np.array([[0.5], [nan]])), "losses[1][0]"),
+        (dict(per_seed={"a": [0.1, nan]}), "per_seed['a'][1]"),
+    ]:
+        with pytest.raises(ValueError, match=r"holds, but the value it records, (.*), is NaN") as raised:
+            record("the loss stays below 1", True, **measured)
+        assert f"records, {where}, is NaN" in str(raised.value)
+    assert capsys.readouterr().out == ""  # not shown as held
+    record("the loss stays finite", True, loss=math.inf, losses=[1.0, -math.inf], kind="nan")  # only NaN
+    with pytest.raises(AssertionError, match=r"^✘ .*: the loss stays below 1 — loss=nan$"):  # a failed one is shown
+        record("the loss stays below 1", False, loss=nan)
+
+
 def test_plain_text_form_is_the_line_the_site_build_collects():
     shown = CheckedClaim.of("scores <b>scale</b> as d_k", True, {"var": 0.98123, "d_k": 64})
     assert repr(shown) == str(shown) == shown.line == "✔ Claim: scores <b>scale</b> as d_k — var=0.981, d_k=64"
@@ -71,13 +124,20 @@ def test_html_box_wraps_and_escapes():
     assert "✘" in CheckedClaim.of("x", False, {})._repr_html_()
 
 
-def test_under_ipython_the_claim_is_displayed_as_a_box(monkeypatch, capsys):
+@pytest.fixture
+def under_ipython(monkeypatch):
+    """As if an IPython kernel ran: what ``display`` is given is appended to the list returned."""
     IPython = pytest.importorskip("IPython")
     ipython_display = pytest.importorskip("IPython.display")
 
     shown = []
     monkeypatch.setattr(IPython, "get_ipython", lambda: object())
     monkeypatch.setattr(ipython_display, "display", lambda obj: shown.append(obj))
+    return shown
+
+
+def test_under_ipython_the_claim_is_displayed_as_a_box(under_ipython, capsys):
+    shown = under_ipython
     claim("a ratio is small", True, ratio=0.5)
     assert capsys.readouterr().out == ""
     assert len(shown) == 1 and isinstance(shown[0], CheckedClaim)
@@ -289,13 +349,8 @@ def test_read_claims_reads_displays_and_results_and_rejects_malformed_data():
             CheckedClaim.from_data(bad)
 
 
-def test_under_ipython_a_failed_claim_is_displayed_then_raises(monkeypatch, capsys):
-    IPython = pytest.importorskip("IPython")
-    ipython_display = pytest.importorskip("IPython.display")
-
-    shown = []
-    monkeypatch.setattr(IPython, "get_ipython", lambda: object())
-    monkeypatch.setattr(ipython_display, "display", lambda obj: shown.append(obj))
+def test_under_ipython_a_failed_claim_is_displayed_then_raises(under_ipython, capsys):
+    shown = under_ipython
     with pytest.raises(AssertionError) as raised:
         check("they agree — to rounding", False, err=1.5)
     assert str(raised.value) == "✘ Check: they agree — to rounding — err=1.5"
@@ -317,8 +372,8 @@ def test_a_real_kernel_displays_the_bundle(tmp_path):
 
     code = (
         "import lib, math, torch\n"
-        "lib.claim('a — b', True, x=1/3, t=torch.tensor([1.0, 2.0]), bad=math.nan)\n"
-        "lib.check('c', 1 > 2, y=2)"
+        "lib.claim('a — b', True, x=1/3, t=torch.tensor([1.0, 2.0]), big=math.inf)\n"
+        "lib.check('c', 1 > 2, y=2, bad=math.nan)"
     )
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code)])
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
@@ -326,8 +381,8 @@ def test_a_real_kernel_displays_the_bundle(tmp_path):
     nbformat.validate(nb)
     executed = json.loads(nbformat.writes(nb))
     assert [(c.kind, c.statement, c.holds, dict(c.values)) for c in read_claims(executed)] == [
-        ("Claim", "a — b", True, {"x": 1 / 3, "t": [1.0, 2.0], "bad": "nan"}),
-        ("Check", "c", False, {"y": 2}),  # displayed, then it raised
+        ("Claim", "a — b", True, {"x": 1 / 3, "t": [1.0, 2.0], "big": "inf"}),
+        ("Check", "c", False, {"y": 2, "bad": "nan"}),  # displayed, then it raised
     ]
     assert executed["cells"][0]["outputs"][-1]["output_type"] == "error"
 

@@ -20,7 +20,7 @@ import torch
 from torch import Tensor
 
 from ..model.checks import check_int
-from .inputs import attention_scale, check_qkv, expand_mask
+from .inputs import check_attention_inputs
 
 NEG_INF = float("-inf")
 
@@ -109,15 +109,8 @@ def _unbroadcast(grad: Tensor, like: Tensor) -> Tensor:
     return grad.sum(dims, keepdim=True) if dims else grad
 
 
-def memory_efficient_attention(
-    q: Tensor,
-    k: Tensor,
-    v: Tensor,
-    mask: Tensor | None = None,
-    is_causal: bool = False,
-    scale: float | None = None,
-    block_size: int = 128,
-) -> Tensor:
+def memory_efficient_attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, is_causal: bool = False,
+                               scale: float | None = None, block_size: int = 128) -> Tensor:  # fmt: skip
     r"""Exact ``softmax(Q Kᵀ · scale) V``, computed over blocks of ``block_size`` keys.
 
     Shapes as in ``F.scaled_dot_product_attention``: ``q [B, H, T_q, d_k]``, ``k [B, H, T_k, d_k]``,
@@ -127,8 +120,6 @@ def memory_efficient_attention(
     Returns ``out [B, H, T_q, d_v]``, equal to full attention (values and gradients); a fully masked
     query row gives a zero output. Extra memory is O(T_q · block_size), not O(T_q · T_k).
     """
-    check_qkv(q, k, v)
+    mask, scale = check_attention_inputs(q, k, v, mask, scale)
     check_int("block_size", block_size, minimum=1)
-    scale = attention_scale(scale, q)
-    mask = expand_mask(mask, q, k)
     return BlockwiseAttention.apply(q, k, v, mask, bool(is_causal), scale, block_size)

@@ -60,6 +60,15 @@ def expand_mask(mask: Tensor | None, q: Tensor, k: Tensor) -> Tensor | None:
     return mask
 
 
+def check_attention_inputs(
+    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, scale: float | None
+) -> tuple[Tensor | None, float]:
+    """What every variant checks first: ``q, k, v`` (:func:`check_qkv`), the mask (:func:`expand_mask`)
+    and the scale (:func:`attention_scale`). Returns ``(mask, scale)``, ready to use."""
+    check_qkv(q, k, v)
+    return expand_mask(mask, q, k), attention_scale(scale, q)
+
+
 def key_mask(mask: Tensor | None, T_k: int, variant: str) -> Tensor | None:
     """A mask that only masks keys (``[.., 1, T_k]``, e.g. padding), as ``keep [.., T_k, 1]``.
 

@@ -24,7 +24,7 @@ import torch
 from torch import Tensor, nn
 
 from ..model.checks import check_choice, check_int
-from .inputs import attention_scale, check_qkv, expand_mask, key_mask
+from .inputs import check_attention_inputs, key_mask
 
 
 def orthogonal_features(
@@ -74,10 +74,9 @@ def performer_attention(
     mask keys (shape ``[.., 1, T_k]``, e.g. a padding mask): their features are set to zero.
     ``seed`` fixes the random features.
     """
-    check_qkv(q, k, v)
+    mask, scale = check_attention_inputs(q, k, v, mask, scale)
     check_int("n_features", n_features, minimum=1)
-    scale = attention_scale(scale, q)
-    keep = key_mask(expand_mask(mask, q, k), k.size(-2), "performer_attention")  # [.., T_k, 1] or None
+    keep = key_mask(mask, k.size(-2), "performer_attention")  # [.., T_k, 1] or None
     omega = orthogonal_features(n_features, q.size(-1), seed, q.device, q.dtype)
     phi_q = positive_features(q * scale**0.5, omega, is_query=True)  # [.., T_q, m]
     phi_k = positive_features(k * scale**0.5, omega, is_query=False)  # [.., T_k, m]
@@ -129,16 +128,9 @@ class LinformerProjection(nn.Module):
         position = torch.arange(self.max_len, device=weight.device) * T_k // self.max_len
         return weight.new_zeros(self.k, T_k).index_add(1, position, weight)
 
-    def forward(
-        self,
-        q: Tensor,
-        k: Tensor,
-        v: Tensor,
-        mask: Tensor | None = None,
-        is_causal: bool = False,
-        scale: float | None = None,
-    ) -> Tensor:
-        check_qkv(q, k, v)
+    def forward(self, q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, is_causal: bool = False,
+                scale: float | None = None) -> Tensor:  # fmt: skip
+        mask, scale = check_attention_inputs(q, k, v, mask, scale)
         T_k = k.size(-2)
         if is_causal:
             raise ValueError(
@@ -146,8 +138,7 @@ class LinformerProjection(nn.Module):
             )
         if T_k > self.max_len:
             raise ValueError(f"sequence of T_k={T_k} keys is longer than the Linformer's max_len={self.max_len}")
-        keep = key_mask(expand_mask(mask, q, k), T_k, "Linformer")  # [.., T_k, 1] or None
-        scale = attention_scale(scale, q)
+        keep = key_mask(mask, T_k, "Linformer")  # [.., T_k, 1] or None
         E, F = self.fit(self.E, T_k), self.fit(self.F, T_k)  # [k, T_k]
         if keep is not None:
             k, v = k * keep, v * keep

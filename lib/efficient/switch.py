@@ -25,7 +25,12 @@ from .sparse import bigbird_mask, sliding_window_attention, sliding_window_mask
 
 Kernel = Callable[..., Tensor]
 VARIANTS = ("full", "memory_efficient", "sliding_window", "bigbird", "performer", "linformer")
-PATTERNS = ("sliding_window", "bigbird")  # patterns over the positions of one sequence: self-attention only
+PATTERNS = ("sliding_window", "bigbird")
+SHIFT_INVARIANT = (
+    "memory_efficient",
+    "sliding_window",
+    "bigbird",
+)  # exact softmax kernels (see make_kernel)  # patterns over the positions of one sequence: self-attention only
 
 
 def _with_pattern(pattern: Tensor, mask: Tensor | None, T_q: int) -> Tensor:
@@ -82,7 +87,12 @@ def make_kernel(name: str, **options) -> Kernel | None:
         inspect.signature(kernel).bind(None, None, None, None, False, None, **options)
     except TypeError as error:
         raise TypeError(f"attention variant {name!r}: bad options {sorted(options)} ({error})") from None
-    return partial(kernel, **options)
+    bound = partial(kernel, **options)
+    # An exact softmax over the scores q·k (all three patterns here compute one) does not change when a
+    # row of scores shifts by a constant, so the key bias b_K gets no gradient: the training loop then
+    # gives it an exact zero instead of rounding noise (lib.training.step.inert_parameters).
+    bound.shift_invariant = name in SHIFT_INVARIANT
+    return bound
 
 
 def use_attention(model: nn.Module, name: str, **options) -> nn.Module:
@@ -98,10 +108,10 @@ def use_attention(model: nn.Module, name: str, **options) -> nn.Module:
     lengths, where ``|i − j| ≤ w`` means nothing: it keeps full attention, computed exactly and
     blockwise (the ``"memory_efficient"`` kernel), as Longformer's and BigBird's encoder-decoders do.
     With it, teacher forcing and cached decoding give the same logits, whatever the two lengths, for
-    ``"sliding_window"`` and for ``"bigbird"`` without random keys. BigBird's random keys are drawn
-    for the length of the sequence at hand (:func:`~lib.efficient.sparse.bigbird_mask`), so in a
-    decoder a row's random keys change as the output grows: with ``n_random > 0`` decoding step by step
-    does not reproduce the teacher-forced logits (up to 1.3 apart in our probes from T = 8 on).
+    ``"sliding_window"`` and for ``"bigbird"``, random keys included: a row's random keys are earlier
+    keys fixed by its position and the seed, not by the length (:func:`~lib.efficient.sparse.bigbird_mask`),
+    so the pattern of a prefix is the prefix of the pattern, and a decoder that grows its output one
+    token at a time sees the rows that teacher forcing sees.
     """
     layers = attention_layers(model)  # every MultiHeadAttention, by name
     if not layers:

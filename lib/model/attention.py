@@ -82,7 +82,9 @@ class MultiHeadAttention(nn.Module):
     ``forward(query [B, T_q, d], key, value [B, T_k, d], mask=None, need_weights=True, is_causal=False,
     cache=None) -> (out [B, T_q, d], weights [B, H, T_q, T_k] or None)``. ``rotary``: RoPE on ``q, k``;
     ``scale``: default ``1/√d_head``; ``kernel``: a callable ``(q, k, v, mask, is_causal, scale) -> out``
-    that replaces the attention step (efficient attention, :mod:`lib.efficient`).
+    that replaces the attention step (efficient attention, :mod:`lib.efficient`); one that computes the
+    same softmax over the scores says so with an attribute ``shift_invariant = True`` (training then
+    gives the key bias, which gets no gradient, an exact zero: ``lib.training.step.inert_parameters``).
     """
 
     def __init__(self, d_model: int, n_heads: int, dropout: float = 0.0, bias: bool = True,

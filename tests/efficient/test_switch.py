@@ -93,9 +93,14 @@ def _teacher_forced_and_cached(model, src, tgt):
 
 
 @pytest.mark.parametrize(
-    "options", [dict(name="sliding_window", window=1), dict(name="bigbird", window=1, n_global=1, n_random=0)]
+    "options",
+    [
+        dict(name="sliding_window", window=1),
+        dict(name="bigbird", window=1, n_global=1, n_random=0),
+        dict(name="bigbird", window=1, n_global=1, n_random=2, seed=4),  # random keys: earlier keys, fixed by position
+    ],
 )
-@pytest.mark.parametrize("S, T", [(3, 6), (7, 4)])  # a target longer, then shorter, than the source
+@pytest.mark.parametrize("S, T", [(3, 6), (7, 4), (5, 12)])  # targets longer and shorter than the source
 def test_sparse_patterns_leave_cross_attention_full(tiny_transformer_config, options, S, T):
     """A sparse pattern is over the positions of one sequence: self-attention only. Cross-attention
     keeps full attention (blockwise, exact), so teacher forcing and cached decoding agree."""

@@ -195,3 +195,58 @@ def test_one_conftest_under_tests() -> None:
     assert sorted(p.relative_to(REPO).as_posix() for p in (REPO / "tests").rglob("conftest.py")) == [
         "tests/conftest.py"
     ]
+
+
+MAX_LINES = 400  # CONTRIBUTING.md: a module that outgrows it holds more than one concept
+
+
+@pytest.mark.parametrize("path", sorted(LIB.rglob("*.py")), ids=lambda p: p.relative_to(LIB).as_posix())
+def test_no_lib_module_is_over_400_lines(path: Path) -> None:
+    assert len(path.read_text().splitlines()) <= MAX_LINES
+
+
+def private_imports(path: Path) -> list[str]:
+    """The private names (``_name``) that ``path`` imports from another module of ``lib``."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module != "__future__":
+            found += [
+                f"{node.module}.{a.name}" for a in node.names if a.name.startswith("_") and a.name != "__version__"
+            ]
+    return found
+
+
+@pytest.mark.parametrize("path", sorted(LIB.rglob("*.py")), ids=lambda p: p.relative_to(LIB).as_posix())
+def test_no_lib_module_imports_a_private_name_of_another(path: Path) -> None:
+    """A module's private names are its own: what two modules share is public in one of them (the one
+    training loop imports nothing private of the ensemble's, nor the ensemble of the loop's)."""
+    assert private_imports(path) == []
+
+
+def test_private_imports_are_found(tmp_path: Path) -> None:
+    module = tmp_path / "m.py"
+    module.write_text("from .train import _paper_adam, train\nfrom __future__ import annotations\n")
+    assert private_imports(module) == ["train._paper_adam"]
+
+
+# The rooms of lib/training (CONTRIBUTING.md): what each may import of the others.
+TRAINING_MAY_NOT_IMPORT = {
+    "losses": {"evaluation", "options", "sources", "step", "loop", "train", "ensemble", "folded", "vmapped"},
+    "options": {"sources", "step", "loop", "train", "ensemble", "folded", "vmapped", "architecture"},
+    "sources": {"step", "loop", "train", "ensemble", "folded", "vmapped", "architecture"},
+    "step": {"loop", "train", "ensemble", "folded", "vmapped", "architecture"},
+    "loop": {"train", "ensemble", "folded", "vmapped", "architecture"},
+    "train": {"ensemble", "folded", "vmapped", "architecture"},
+    "ensemble": {"train"},
+    "folded": {"loop", "train", "ensemble", "step"},
+    "vmapped": {"loop", "train", "ensemble", "step", "folded"},
+}
+
+
+@pytest.mark.parametrize("room", sorted(TRAINING_MAY_NOT_IMPORT))
+def test_the_rooms_of_training_import_what_their_job_needs(room: str) -> None:
+    """One loop, two steps: the loop knows no step but the protocol, and neither entry point (train,
+    train_ensemble) imports the other."""
+    names = {name for _, name in imports(LIB / "training" / f"{room}.py")}
+    forbidden = {f"lib.training.{other}" for other in TRAINING_MAY_NOT_IMPORT[room]}
+    assert not names & forbidden

@@ -699,7 +699,7 @@ def colab_button_opens_the_edition(app: Sphinx, pagename, templatename, context,
 
 
 def setup(app: Sphinx) -> dict:
-    # For every kernel this build starts (they inherit the environment): see lib.training.train.
+    # For every kernel this build starts (they inherit the environment): see lib.training.loop.
     os.environ.setdefault("TQDM_DISABLE", "1")
     app.setup_extension("i18n_ext")  # the Chinese edition: tools/i18n_ext.py
     app.setup_extension("notebook_downloads")  # every chapter to run at home: tools/notebook_downloads.py

@@ -15,7 +15,7 @@ from ..model.layers import EncoderLayer
 from ..model.lm import DecoderOnlyLM, LMConfig
 from ..model.masks import causal_mask
 from ..timing import compare, loglog_slope
-from .memory import _qkv, attend, peak_memories
+from .memory import attend, peak_memories, random_qkv
 
 # The chapter-sized model: a 2-layer decoder-only LM like those the chapters train in seconds.
 CHAPTER_LM = dict(vocab_size=64, d_model=128, n_heads=4, n_layers=2, d_ff=512)
@@ -123,7 +123,7 @@ def bench_scaling(
     All the points are timed in one interleaved :func:`compare`, so that load from elsewhere
     cannot bend the fitted lines.
     """
-    inputs = {t: _qkv(B, H, t, d_head, device) for t in T}
+    inputs = {t: random_qkv(B, H, t, d_head, device) for t in T}
     points = [(method, t) for t in T for method in ("explicit", "fused")]
     times = compare(
         {(m, t): _no_grad(lambda m=m, t=t: attend(m, *inputs[t])) for m, t in points}, repeats, min_seconds, device

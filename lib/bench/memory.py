@@ -26,14 +26,14 @@ def attend(method: str, q: Tensor, k: Tensor, v: Tensor) -> Tensor:
     return F.scaled_dot_product_attention(q, k, v)
 
 
-def _qkv(B: int, H: int, T: int, d_head: int, device) -> tuple[Tensor, Tensor, Tensor]:
+def random_qkv(B: int, H: int, T: int, d_head: int, device) -> tuple[Tensor, Tensor, Tensor]:
     return tuple(torch.randn(B, H, T, d_head, device=device) for _ in range(3))
 
 
 def peak_memory(method: str, B: int, H: int, T: int, d_head: int, device: torch.device | str = "cpu") -> float:
     """Bytes that one attention forward pass (without gradients) holds at its peak, beyond its inputs."""
     check_choice("method", method, ("explicit", "fused"))
-    q, k, v = _qkv(B, H, T, d_head, device)
+    q, k, v = random_qkv(B, H, T, d_head, device)
     with torch.no_grad():
         return float(peak_tensor_memory(lambda: attend(method, q, k, v)))
 

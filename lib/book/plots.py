@@ -16,7 +16,7 @@ import torch
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from ..training.train import History
+from ..training.loop import History
 from .palette import PALETTE
 
 ATTENTION_CMAP = "Blues"

@@ -1,8 +1,9 @@
-"""Checkpoints: everything :func:`~lib.training.train.train` needs to continue a run as if it never stopped.
+"""Checkpoints: everything the training loop (:mod:`lib.training.loop`) needs to continue a run as if it
+never stopped.
 
-A checkpoint is one ``torch.save`` file holding the step reached, the model's, the optimizer's and
-the learning-rate scheduler's ``state_dict`` and the state of every rank's torch random number
-generator (dropout draws from it). Resuming loads all of them; ``train`` then replays its data
+A checkpoint is one ``torch.save`` file holding the step reached, the weights' (a model's, or the
+stacked weights of an ensemble's step object), the optimizer's and the learning-rate scheduler's
+``state_dict`` and the state of every rank's torch random number generator (dropout draws from it). Resuming loads all of them; ``train`` then replays its data
 source up to that step (the restored random state set aside meanwhile, so that a data source drawing
 from torch's generator does not advance it), and the next losses are those of an uninterrupted run.
 """
@@ -11,12 +12,24 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Protocol
 
 import torch
-from torch import nn
+from torch import Tensor
 from torch.optim.lr_scheduler import LRScheduler
 
 from . import distributed
+
+
+class Stateful(Protocol):
+    """What holds the weights: an ``nn.Module``, or a step object of the loop (:mod:`lib.training.step`)."""
+
+    def state_dict(self) -> dict[str, Tensor]: ...
+    def load_state_dict(self, state: dict[str, Tensor]) -> object: ...
+
+
+def _device(weights: Stateful) -> torch.device:
+    return next(iter(weights.state_dict().values())).device
 
 
 def _rng_state(device: torch.device) -> dict[str, torch.Tensor]:
@@ -27,7 +40,7 @@ def _rng_state(device: torch.device) -> dict[str, torch.Tensor]:
 
 
 def save_checkpoint(
-    path: str | os.PathLike, *, model: nn.Module, optimizer: torch.optim.Optimizer, scheduler: LRScheduler, step: int
+    path: str | os.PathLike, *, model: Stateful, optimizer: torch.optim.Optimizer, scheduler: LRScheduler, step: int
 ) -> None:
     """Write the state after ``step`` optimizer steps to ``path``.
 
@@ -35,7 +48,7 @@ def save_checkpoint(
     file, to a temporary name first and then renamed, so a run killed while saving leaves the
     previous checkpoint intact.
     """
-    device = next(model.parameters()).device
+    device = _device(model)
     rng = [_rng_state(device)]
     if distributed.is_distributed():
         rng = [None] * distributed.world_size()
@@ -58,14 +71,14 @@ def save_checkpoint(
 
 
 def load_checkpoint(
-    path: str | os.PathLike, *, model: nn.Module, optimizer: torch.optim.Optimizer, scheduler: LRScheduler
+    path: str | os.PathLike, *, model: Stateful, optimizer: torch.optim.Optimizer, scheduler: LRScheduler
 ) -> int:
     """Restore the state saved at ``path`` into ``model``, ``optimizer`` and ``scheduler``; return its step.
 
     The random state restored is this rank's own, so the run must resume with as many processes
     as it had (``ValueError`` otherwise).
     """
-    device = next(model.parameters()).device
+    device = _device(model)
     state = torch.load(path, map_location=device, weights_only=True)
     if state["world_size"] != distributed.world_size():
         raise ValueError(

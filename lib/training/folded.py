@@ -17,8 +17,12 @@ ordinary ones at toy sizes; on a GPU it fills the device the same way.
 Relative positions fold too: their tables ``a^K, a^V`` are indexed by distance, not by row, so the folded
 tables are ``[M, T_q, T_k, d_head]`` and the attention reads model m's tables on model m's rows.
 
-A model folds only if every module that holds weights is one of the kinds above, and its buffers are
-equal in all M models; :func:`fold` returns ``None`` otherwise, and the ensemble uses ``vmap``.
+A model folds only if every module that holds weights is one of the kinds above, every module of
+PyTorch's it contains treats the rows of a batch one by one (a batch norm, whose statistics are taken
+over the rows, does not: :data:`ROW_WISE` lists the modules that do), and its buffers are equal in
+all M models; :func:`fold` returns ``None`` otherwise, and the ensemble uses ``vmap``. Modules of
+``lib`` and of your own are taken to treat rows one by one; before training, the ensemble checks
+that the folded model gives each model its own loss, and that a training step writes no buffer.
 """
 
 from __future__ import annotations
@@ -32,7 +36,6 @@ from collections.abc import Callable
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
-from torch.func import stack_module_state
 
 from ..model.attention import RelativeMultiHeadAttention
 from ..model.masks import causal_mask, masked_softmax
@@ -41,6 +44,29 @@ from ..model.positions import LearnedPositionalEmbedding, RelativePositionEmbedd
 # The modules with weights that fold (learned positions through their embedding). A model containing
 # any other module with weights of its own (an LSTM, a raw nn.Parameter, ...) is not folded.
 _LEAVES = (nn.Linear, nn.LayerNorm, nn.Embedding, LearnedPositionalEmbedding)
+
+# PyTorch's modules without weights that treat every row of a batch on its own: containers, dropout
+# (each row its own mask), elementwise activations. Any other module of PyTorch's (a batch norm, whose
+# statistics mix the rows; a softmax over dimension 0) keeps a model from folding.
+ROW_WISE = (
+    nn.Sequential, nn.ModuleList, nn.ModuleDict, nn.Identity, nn.Dropout, nn.Dropout1d, nn.Dropout2d,
+    nn.Dropout3d, nn.AlphaDropout, nn.ReLU, nn.GELU, nn.SiLU, nn.Tanh, nn.Sigmoid, nn.LeakyReLU, nn.ELU,
+    nn.Mish, nn.Softplus, nn.Hardtanh, nn.ReLU6, nn.Softmax, nn.LogSoftmax, nn.GLU, nn.Flatten,
+)  # fmt: skip
+
+
+def _row_wise(module: nn.Module) -> bool:
+    """Whether ``module`` treats the rows of a batch one by one, as far as its kind tells: a module of
+    PyTorch's must be a leaf with weights or one of :data:`ROW_WISE` (a softmax, GLU or flatten not over
+    dimension 0); any other module (``lib``'s, yours) is taken to."""
+    if not type(module).__module__.startswith("torch."):
+        return True
+    if isinstance(module, _LEAVES):
+        return True
+    if not isinstance(module, ROW_WISE):
+        return False
+    dim = getattr(module, "start_dim", getattr(module, "dim", -1))
+    return dim is not None and dim != 0
 
 
 class NotFoldable(RuntimeError):
@@ -173,17 +199,12 @@ def _folded_relative_attend(self, q, k, v, mask, is_causal, need_weights):
 
 
 class Folded:
-    """The M models folded into one: ``losses(batch) -> [M]``, and the stacked parameters to train.
+    """The M models folded into one: ``losses(batch) -> [M]``. Its folded layers hold the stacked
+    parameters ``[M, ...]`` that :func:`fold` was given, and train them in place."""
 
-    ``params`` maps each parameter name of the architecture to its stack ``[M, ...]`` (a tied weight
-    once, under its first name), as ``torch.func.stack_module_state`` does.
-    """
-
-    def __init__(self, template: nn.Module, params: dict[str, Tensor], rows: _Rows, loss_fn: Callable, loss_kw: dict):
-        self.template, self.params, self.rows = template, params, rows
-        self.loss_fn, self.loss_kw = loss_fn, loss_kw
-        self.module = template  # what train_ensemble switches between train() and eval()
-        self.trainable = [p for p in params.values() if p.requires_grad]
+    def __init__(self, template: nn.Module, rows: _Rows, loss_fn: Callable, loss_kw: dict):
+        self.template, self.rows, self.loss_fn, self.loss_kw = template, rows, loss_fn, loss_kw
+        self.module = template  # what the ensemble switches between train() and eval()
 
     def losses(self, batch, per_model: bool) -> Tensor:
         """Model m's loss on its batch (the shared one, or row m of a stacked ``[M, B, ...]`` one), ``[M]``.
@@ -215,12 +236,14 @@ class Folded:
         return torch.stack(losses)
 
     @torch.no_grad()
-    def write_back(self, models: list[nn.Module]) -> None:
-        """Copy each model's slice of the stacked parameters into that model (buffers are not trained)."""
-        for m, model in enumerate(models):
-            for name, tensor in model.named_parameters():
-                if name in self.params:
-                    tensor.copy_(self.params[name][m])
+    def keeps_buffers(self, batch, per_model: bool) -> bool:
+        """Whether a forward pass in training mode leaves every buffer as it was. The folded model holds
+        one copy of each buffer for all M models, so one that a forward pass writes (a running
+        statistic) cannot fold. The pass runs with the random state set aside (dropout draws from it)."""
+        before = [b.clone() for b in self.template.buffers()]
+        with torch.random.fork_rng(devices=[b.device for b in before if b.device.type == "cuda"][:1]):
+            self.losses(batch, per_model)
+        return all(torch.equal(a, b) for a, b in zip(before, self.template.buffers()))
 
 
 def model_batches(batch, n_models: int, per_model: bool) -> list:
@@ -302,11 +325,21 @@ def _per_model(out, n_models: int) -> list:
     raise NotFoldable(f"the model returned a {type(out).__name__}; folding needs a tensor or a tuple of tensors")
 
 
-def fold(models: list[nn.Module], template: nn.Module, loss_fn: Callable, loss_kw: dict) -> Folded | None:
+def fold(
+    models: list[nn.Module],
+    template: nn.Module,
+    params: dict[str, Tensor],
+    buffers: dict[str, Tensor],
+    loss_fn: Callable,
+    loss_kw: dict,
+) -> Folded | None:
     """The M ``models`` as one :class:`Folded` model built on ``template`` (a copy of ``models[0]``,
-    modified here), or ``None`` if the architecture does not fold (see the module's docstring)."""
+    modified here), or ``None`` if the architecture does not fold (see the module's docstring).
+
+    ``params`` and ``buffers`` are the models' stacked parameters and buffers, ``[M, ...]``, by name
+    (``torch.func.stack_module_state``): the folded layers train ``params`` in place."""
     weighted = [m for m in template.modules() if any(True for _ in m.parameters(recurse=False))]
-    if any(not isinstance(m, _LEAVES) for m in weighted):
+    if any(not isinstance(m, _LEAVES) for m in weighted) or not all(map(_row_wise, template.modules())):
         return None
     if any(isinstance(m, RelativePositionEmbedding) and not isinstance(parent, RelativeMultiHeadAttention)
            for parent in template.modules() for m in parent.children()):  # fmt: skip
@@ -314,7 +347,6 @@ def fold(models: list[nn.Module], template: nn.Module, loss_fn: Callable, loss_k
     if any(isinstance(m, nn.Embedding) and (m.padding_idx is not None or m.max_norm is not None or m.sparse)
            for m in weighted):  # fmt: skip
         return None
-    params, buffers = stack_module_state(models)  # one name per tensor: tied weights once
     if any(not torch.equal(b, b[:1].expand_as(b)) for b in buffers.values()):  # the template keeps model 0's
         return None
     by_id = {id(p): name for name, p in template.named_parameters()}
@@ -345,4 +377,4 @@ def fold(models: list[nn.Module], template: nn.Module, loss_fn: Callable, loss_k
             setattr(parent, child_name, new)
     if any(True for _ in template.parameters()):  # a weight used outside the layers above
         return None
-    return Folded(template, params, rows, loss_fn, loss_kw)
+    return Folded(template, rows, loss_fn, loss_kw)

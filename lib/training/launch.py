@@ -35,7 +35,10 @@ from . import distributed
 from .batching import Seq2SeqDataset
 from .data import TASKS, TaskStream, make_task
 from .device import seed_everything
-from .train import History, evaluate, lm_loss, seq2seq_loss, train
+from .evaluation import evaluate
+from .loop import History
+from .losses import lm_loss, seq2seq_loss
+from .train import train
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -52,10 +55,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--task", choices=sorted(TASKS), default="dates", help="a toy task of lib (default: %(default)s)")
     p.add_argument("--steps", type=int, default=300, help="optimizer steps (default: %(default)s)")
     p.add_argument(
-        "--batch-size",
-        type=int,
-        default=128,
-        help="global batch: examples per step over all processes (default: %(default)s)",
+        "--batch-size", type=int, default=128, help="examples per step, over all processes (default: %(default)s)"
     )
     p.add_argument(
         "--train-size",
@@ -82,10 +82,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--d-model", type=int, default=64, help="(default: %(default)s)")
     p.add_argument("--heads", type=int, default=4, help="(default: %(default)s)")
     p.add_argument(
-        "--layers",
-        type=int,
-        default=2,
-        help="layers of the encoder and of the decoder, or of the LM (default: %(default)s)",
+        "--layers", type=int, default=2, help="encoder and decoder layers, or the LM's (default: %(default)s)"
     )
     p.add_argument("--d-ff", type=int, default=128, help="(default: %(default)s)")
     p.add_argument("--dropout", type=float, default=0.0, help="(default: %(default)s)")

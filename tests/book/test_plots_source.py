@@ -13,8 +13,8 @@ from matplotlib.figure import Figure  # noqa: E402
 from lib.book.plots import plot_attention, plot_attention_grid, plot_history  # noqa: E402
 from lib.book.source import Source, show_source  # noqa: E402
 from lib.training.data import Vocab  # noqa: E402
+from lib.training.loop import History  # noqa: E402
 from lib.training.schedules import noam_lr  # noqa: E402
-from lib.training.train import History  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

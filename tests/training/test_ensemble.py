@@ -17,7 +17,10 @@ from lib.timing import compare
 from lib.training.batching import LMBatch
 from lib.training.data import TaskStream
 from lib.training.ensemble import train_ensemble
-from lib.training.train import evaluate, inert_parameters, lm_loss, train
+from lib.training.evaluation import evaluate
+from lib.training.losses import lm_loss
+from lib.training.step import inert_parameters
+from lib.training.train import train
 
 TOLERANCE = 1e-4  # relative on losses and norms, absolute on weights: float rounding, not another computation
 
@@ -243,6 +246,24 @@ def test_models_that_differ_in_more_than_their_weights_are_refused(tiny_lm_confi
         layer.self_attn.kernel = lambda q, k, v, mask, is_causal, scale: nn.functional.scaled_dot_product_attention(
             q, k, v, scale=scale
         )
+    with pytest.raises(ValueError, match=r"models\[1\] differs .* in more than its weights: layers.0.self_attn.kernel"):
+        train_ensemble(models, toy_lm_batch, steps=2, loss_fn=lm_loss, progress=False, fold=fold)
+
+
+@pytest.mark.parametrize("fold", [True, False], ids=["folded", "vmapped"])
+def test_a_difference_only_the_losses_show_is_refused_too(tiny_lm_config, fold) -> None:
+    """What the attributes do not show (here a private attribute that the forward pass reads), the
+    first batch's losses do: the ensemble's are not each model's own."""
+
+    class Scaled(DecoderOnlyLM):
+        def forward(self, tokens):
+            return super().forward(tokens) * getattr(self, "_scale", 1.0)
+
+    models = []
+    for seed in range(2):
+        torch.manual_seed(seed)
+        models.append(Scaled(tiny_lm_config()))
+    models[1]._scale = 3.0
     with pytest.raises(ValueError, match="models must differ only in their weights"):
         train_ensemble(models, toy_lm_batch, steps=2, loss_fn=lm_loss, progress=False, fold=fold)
 
@@ -262,6 +283,27 @@ def test_with_dropout_each_model_draws_its_own_masks(tiny_lm_config) -> None:
     histories = train_ensemble(twins, toy_lm_batch, steps=5, loss_fn=lm_loss, lr=1e-2, progress=False)
     assert histories[0].loss[0] != histories[1].loss[0]
     assert max_weight_difference(*twins) > 1e-3
+
+
+@pytest.mark.parametrize("fold", [True, False], ids=["folded", "vmapped"])
+def test_a_resumed_ensemble_continues_the_same_curves(tiny_lm_config, tmp_path, fold) -> None:
+    """The loop's checkpoints serve the ensemble too: stopped after step 4 and resumed, the five models
+    take the same steps as an uninterrupted run (the same computation, so the same numbers), with dropout."""
+    start = lms(tiny_lm_config(dropout=0.1), 3)
+    options = dict(steps=8, loss_fn=lm_loss, lr=1e-2, progress=False, fold=fold, checkpoint_every=4)
+
+    def run(steps: int, checkpoint=None) -> tuple[list, list]:
+        torch.manual_seed(7)
+        models = copy.deepcopy(start)
+        histories = train_ensemble(models, toy_lm_batch, **(options | dict(steps=steps, checkpoint=checkpoint)))
+        return [h.loss for h in histories], models
+
+    uninterrupted, trained = run(8)
+    first, _ = run(4, tmp_path / "ensemble.pt")
+    assert first == [losses[:4] for losses in uninterrupted]
+    resumed, models = run(8, tmp_path / "ensemble.pt")
+    assert resumed == [losses[4:] for losses in uninterrupted]
+    assert all(max_weight_difference(a, b) == 0 for a, b in zip(models, trained))
 
 
 def test_bad_input_gets_a_clear_error(tiny_lm_config) -> None:
@@ -284,8 +326,6 @@ def test_bad_input_gets_a_clear_error(tiny_lm_config) -> None:
         run([a, b], toy_lm_batch, optimizer=torch.optim.Adam(a.parameters()))
     with pytest.raises(TypeError, match="schedule must be a name or a function optimizer -> LRScheduler"):
         run([a, b], toy_lm_batch, schedule=torch.optim.lr_scheduler.LambdaLR(torch.optim.SGD(a.parameters()), abs))
-    with pytest.raises(ValueError, match="train_ensemble saves no checkpoints"):
-        run([a, b], toy_lm_batch, checkpoint="run.pt")
     with pytest.raises(ValueError, match="steps=0"):
         run([a, b], toy_lm_batch, steps=0)
     with pytest.raises(TypeError, match="fold must be True or False, got 'yes'"):
@@ -315,3 +355,117 @@ def test_five_models_together_take_well_under_five_times_one(tiny_lm_config) -> 
     ratio, vmap_ratio = seconds["together"] / seconds["sequential"], seconds["vmapped"] / seconds["sequential"]
     print(f"5 models together / one after another: {ratio:.2f} folded, {vmap_ratio:.2f} vmapped")
     assert ratio < 0.5
+
+
+# --- Models that differ in more than their weights, and modules that mix the rows of a batch -----------
+
+
+def test_models_that_differ_in_a_dropout_rate_are_refused(tiny_lm_config) -> None:
+    """A dropout rate is no weight: with dropout 0.5 beside 0.0 the ensemble would run the first
+    model's rate for both (it trained the second without dropout, loss gap 1.1e-1, with no error)."""
+    torch.manual_seed(0)
+    models = [DecoderOnlyLM(tiny_lm_config(dropout=0.0)), DecoderOnlyLM(tiny_lm_config(dropout=0.5))]
+    with pytest.raises(ValueError, match=r"models\[1\] differs from models\[0\] in more than its weights: .*dropout"):
+        train_ensemble(models, toy_lm_batch, steps=2, loss_fn=lm_loss, progress=False)
+
+
+def test_models_built_alike_are_accepted_whatever_their_objects(tiny_lm_config) -> None:
+    """Plain attributes are compared by value: kernels made by two calls of use_attention, lambdas
+    made twice from the same code and configs that are equal dataclasses are the same."""
+    models = lms(tiny_lm_config(), 2)
+    for model in models:
+        lib.use_attention(model, "sliding_window", window=2)
+        model.scale_fn = lambda x: x
+    train_ensemble(models, toy_lm_batch, steps=1, loss_fn=lm_loss, progress=False)
+    lib.use_attention(models[1], "sliding_window", window=3)
+    with pytest.raises(ValueError, match="kernel"):
+        train_ensemble(models, toy_lm_batch, steps=1, loss_fn=lm_loss, progress=False)
+
+
+class BatchNormLM(nn.Module):
+    """A batch norm between the embedding and the read-out: its statistics are taken over the rows."""
+
+    def __init__(self, **batch_norm):
+        super().__init__()
+        self.embed, self.norm, self.out = nn.Embedding(11, 16), nn.BatchNorm1d(16, **batch_norm), nn.Linear(16, 11)
+
+    def forward(self, tokens):
+        return self.out(self.norm(self.embed(tokens).transpose(1, 2)).transpose(1, 2))
+
+
+@pytest.mark.parametrize("batch_norm", [dict(affine=False), dict(affine=False, track_running_stats=False)])
+def test_a_batch_norm_is_not_folded_and_trains_as_alone(batch_norm) -> None:
+    """Folded, a batch norm's statistics would be taken over all M·B rows (loss gap 2.7e-2) and its
+    running statistics, one buffer for all models, never written back: it is vmapped instead."""
+    models = []
+    for seed in range(3):
+        torch.manual_seed(seed)
+        models.append(BatchNormLM(**batch_norm))
+    twins = copy.deepcopy(models)
+    options = dict(steps=20, loss_fn=lm_loss, lr=1e-2, progress=False)
+    histories = train_ensemble(models, toy_lm_batch, **options)
+    for model, twin, history in zip(models, twins, histories):
+        reference = train(twin, toy_lm_batch, **options)
+        assert max_relative(history.loss, reference.loss) <= TOLERANCE
+        assert max_weight_difference(model, twin) <= TOLERANCE  # running statistics included
+    if batch_norm.get("track_running_stats", True):
+        assert models[0].norm.num_batches_tracked.item() == 20
+        assert not torch.equal(models[0].norm.running_mean, models[1].norm.running_mean), "each model its own"
+
+
+def test_a_module_of_your_own_that_writes_a_buffer_is_not_folded() -> None:
+    """A buffer that the forward pass writes cannot be one copy for all models: vmapped, each model's counts its own."""
+
+    class Counting(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed, self.out = nn.Embedding(11, 8), nn.Linear(8, 11)
+            self.register_buffer("tokens_seen", torch.zeros(()))
+
+        def forward(self, tokens):
+            if self.training:
+                self.tokens_seen += tokens.numel()
+            return self.out(self.embed(tokens))
+
+    models = [Counting(), Counting()]
+    train_ensemble(models, toy_lm_batch, steps=3, loss_fn=lm_loss, progress=False)
+    assert [m.tokens_seen.item() for m in models] == [3 * 16 * 8] * 2
+
+
+@pytest.mark.parametrize(
+    "variant, options",
+    [("memory_efficient", {}), ("sliding_window", dict(window=2)), ("bigbird", dict(window=1, n_global=1, n_random=0))],
+)
+def test_exact_softmax_kernels_keep_the_key_biases_inert(tiny_lm_config, variant, options) -> None:
+    """The exact kernels compute the same softmax over the scores, so the key biases' gradient is zero
+    there too (the kernels say so: shift_invariant); in an ensemble they drifted 0.1 from where training
+    alone took them. Now every weight of the ensemble ends where lib.train takes it."""
+    models = [lib.use_attention(m, variant, **options) for m in lms(tiny_lm_config(n_layers=2), 2)]
+    assert sorted(inert_parameters(models[0])) == ["layers.0.self_attn.k_proj.bias", "layers.1.self_attn.k_proj.bias"]
+    twins = copy.deepcopy(models)
+    run = dict(steps=30, loss_fn=lm_loss, lr=1e-2, clip_grad_norm=0.5, progress=False)
+    train_ensemble(models, toy_lm_batch, **run)
+    for model, twin in zip(models, twins):
+        train(twin, toy_lm_batch, **run)
+        assert max_weight_difference(model, twin) <= TOLERANCE
+
+
+def test_with_dropout_each_model_has_its_own_masks_at_its_rate(tiny_lm_config) -> None:
+    """What holds with dropout (the docstring): each model draws masks of its own, at the model's rate,
+    independent of the other models' — not the masks it would draw alone, so its numbers differ from a
+    run alone (as two runs with other draws do). Five copies of one model on one batch: at step 1 their
+    losses differ, and their spread is that of five runs alone with other draws."""
+    (model,) = lms(tiny_lm_config(dropout=0.3), 1)
+    fixed = toy_lm_batch(0)
+    options = dict(steps=1, loss_fn=lm_loss, progress=False)
+    together = [h.loss[0] for h in train_ensemble([copy.deepcopy(model) for _ in range(5)], fixed, **options)]
+    alone = []
+    for seed in range(5):
+        torch.manual_seed(100 + seed)
+        alone.append(train(copy.deepcopy(model), fixed, **options).loss[0])
+    with torch.no_grad(), lib.eval_mode(model):
+        no_dropout = lm_loss(model, fixed).item()
+    assert len(set(together)) == 5 and len(set(alone)) == 5
+    spread = lambda xs: max(xs) - min(xs)  # noqa: E731
+    assert 0.2 < spread(together) / spread(alone) < 5
+    assert min(together + alone) > no_dropout - 1.0 and all(abs(x - no_dropout) > 0 for x in together)

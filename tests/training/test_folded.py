@@ -8,6 +8,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 from torch import nn
+from torch.func import stack_module_state
 
 from lib.model import DecoderOnlyLM, Transformer
 from lib.model.positions import LearnedPositionalEmbedding
@@ -23,7 +24,10 @@ from lib.training.folded import (
     _Rows,
     fold,
 )
-from lib.training.train import lm_loss, seq2seq_loss, train
+from lib.training.losses import lm_loss, seq2seq_loss
+from lib.training.options import TrainingOptions
+from lib.training.train import train
+from lib.training.vmapped import Vmapped
 
 M, B, T = 3, 4, 6
 
@@ -43,20 +47,28 @@ def models_of(make, n: int = M) -> list[nn.Module]:
     return out
 
 
+def ensemble_step(models, loss_fn, batch, per_model=False) -> ensemble.EnsembleStep:
+    """The ensemble's step object, its forward pass chosen on ``batch`` (folded where it can)."""
+    step = ensemble.EnsembleStep(models, TrainingOptions(steps=1, loss_fn=loss_fn), per_model, fold=True)
+    step.engine = step._engine(batch)
+    return step
+
+
 def engine(models, loss_fn, batch, per_model=False):
-    return ensemble._engine(models, loss_fn, {}, batch, per_model, fold=True)
+    return ensemble_step(models, loss_fn, batch, per_model).engine
 
 
 @pytest.mark.parametrize("position", ["learned", "sinusoidal", "rotary", "relative", "none"])
 def test_lib_language_models_fold_and_give_each_models_loss(tiny_lm_config, position) -> None:
     models = models_of(lambda: DecoderOnlyLM(tiny_lm_config(position=position, n_layers=2)))
-    folded = engine(models, lm_loss, lm_batch())
+    step = ensemble_step(models, lm_loss, lm_batch())
+    folded = step.engine
     assert isinstance(folded, Folded)
     for batch in (lm_batch(1), lm_batch(2, rows=7)):  # another batch size: the rows follow the batch
         losses = folded.losses(batch, per_model=False)
         alone = torch.stack([lm_loss(model, batch) for model in models])
         torch.testing.assert_close(losses, alone, rtol=1e-5, atol=1e-6)
-        grads = torch.autograd.grad(losses.sum(), folded.trainable)
+        grads = torch.autograd.grad(losses.sum(), step.trainable)
         for m, model in enumerate(models):
             mine = torch.autograd.grad(lm_loss(model, batch), [p for p in model.parameters() if p.requires_grad])
             for stacked, own in zip(grads, mine):
@@ -68,9 +80,10 @@ def test_encoder_decoders_fold_with_their_tied_embeddings(tiny_transformer_confi
     g = torch.Generator().manual_seed(3)
     src, tgt = torch.randint(1, 11, (B, 5), generator=g), torch.randint(1, 11, (B, 5), generator=g)
     batch = Batch(src, tgt[:, :-1], tgt[:, 1:], pad_id=0)
-    folded = engine(models, seq2seq_loss, batch)
+    step = ensemble_step(models, seq2seq_loss, batch)
+    folded = step.engine
     assert isinstance(folded, Folded)
-    assert len(folded.params) == len(dict(models[0].named_parameters()))  # a tied weight is stacked once
+    assert len(step.params) == len(dict(models[0].named_parameters()))  # a tied weight is stacked once
     losses = folded.losses(batch, per_model=False)
     torch.testing.assert_close(losses, torch.stack([seq2seq_loss(m, batch) for m in models]), rtol=1e-5, atol=1e-6)
 
@@ -99,7 +112,7 @@ def test_what_does_not_fold_is_vmapped(tiny_lm_config) -> None:
             return self.out(self.rnn(self.embed(tokens))[0])
 
     rnns = models_of(Recurrent)
-    assert fold(rnns, copy.deepcopy(rnns[0]), lm_loss, {}) is None
+    assert fold(rnns, copy.deepcopy(rnns[0]), *stack_module_state(rnns), lm_loss, {}) is None
 
     class MixesRows(nn.Module):  # only weighted layers of the kinds that fold, but it mixes the rows
         def __init__(self):
@@ -111,8 +124,8 @@ def test_what_does_not_fold_is_vmapped(tiny_lm_config) -> None:
             return self.out(x - x.mean(0))  # the batch mean: M·B rows are not B rows
 
     mixers = models_of(MixesRows)
-    assert fold(mixers, copy.deepcopy(mixers[0]), lm_loss, {}) is not None
-    assert isinstance(engine(mixers, lm_loss, lm_batch()), ensemble._Stacked), "the first-batch check catches it"
+    assert fold(mixers, copy.deepcopy(mixers[0]), *stack_module_state(mixers), lm_loss, {}) is not None
+    assert isinstance(engine(mixers, lm_loss, lm_batch()), Vmapped), "the first-batch check catches it"
     twins = copy.deepcopy(mixers)
     histories = ensemble.train_ensemble(mixers, lm_batch, steps=3, loss_fn=lm_loss, progress=False)
     for twin, history in zip(twins, histories):
@@ -150,7 +163,7 @@ def test_a_loss_that_uses_the_models_layers_trains_as_alone() -> None:
     def twice(model, batch):  # two calls of the model: the fold cannot split that, so vmap runs it
         return loss(model, batch) + model(model.embed(batch.input)).square().mean()
 
-    assert isinstance(engine(models, twice, lm_batch()), ensemble._Stacked)
+    assert isinstance(engine(models, twice, lm_batch()), Vmapped)
 
 
 def test_folded_layers_compute_what_the_modules_compute() -> None:

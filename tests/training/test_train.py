@@ -7,8 +7,12 @@ import torch
 from torch import nn
 
 from lib.training.data import LMBatch, TaskStream, collate, make_task, to_lm_batch
+from lib.training.evaluation import evaluate
+from lib.training.loop import History
+from lib.training.losses import lm_loss, seq2seq_loss
+from lib.training.options import paper_adam
 from lib.training.schedules import make_schedule, noam_lr
-from lib.training.train import History, _paper_adam, evaluate, lm_loss, seq2seq_loss, train
+from lib.training.train import train
 
 
 class TinySeq2Seq(nn.Module):
@@ -147,7 +151,7 @@ def test_the_default_adam_updates_all_tensors_at_once_with_the_same_numbers():
     assert all(torch.equal(a, b) for a, b in zip(weights[False], weights[True]))
     assert all(torch.equal(a, b) for a, b in zip(weights[True], model.parameters()))
     assert len(history.loss) == 20
-    assert _paper_adam([torch.zeros(1, requires_grad=True)], lr=1e-3).defaults["foreach"] is True
+    assert paper_adam([torch.zeros(1, requires_grad=True)], lr=1e-3).defaults["foreach"] is True
 
 
 @pytest.mark.parametrize("training", [True, False])

@@ -1,0 +1,187 @@
+"""The training loop, written once: batches, steps, evaluation, progress, checkpoints.
+
+What it repeats is a step object (:mod:`lib.training.step`): :class:`~lib.training.step.ModelStep` for
+one model (:func:`~lib.training.train.train`), :class:`~lib.training.ensemble.EnsembleStep` for M
+models in one pass (:func:`~lib.training.ensemble.train_ensemble`). Each step is::
+
+    batch  = next_batch(step)            # this rank's share, on the model's device
+    losses = step.losses(batch)          # [M]
+    values = step.logged(losses)         # what the history records: one host sync a step
+    norms  = step.update(losses)         # backward, inert gradients, clipping, optimizer, schedule
+
+and, when due, an evaluation of every model and a checkpoint.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+import warnings
+from dataclasses import dataclass, field
+
+import torch
+from torch import Tensor
+from tqdm.auto import tqdm
+
+from ..model import eval_mode
+from . import distributed
+from .checkpoint import load_checkpoint, save_checkpoint
+from .options import TrainingOptions
+from .sources import Source
+from .step import Step
+
+
+@dataclass
+class History:
+    """What a training run records: one entry per step, plus the evaluations.
+
+    ``evals`` is a list of dicts, each with ``"step"`` and the metrics of ``eval_fn``.
+    ``seconds`` is the wall-clock time of the whole run.
+    """
+
+    step: list[int] = field(default_factory=list)
+    loss: list[float] = field(default_factory=list)
+    lr: list[float] = field(default_factory=list)
+    grad_norm: list[float] = field(default_factory=list)
+    evals: list[dict] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def __repr__(self) -> str:
+        last = f", last loss {self.loss[-1]:.4f}" if self.loss else ""
+        return f"History({len(self.step)} steps{last}, {len(self.evals)} evals, {self.seconds:.1f} s)"
+
+
+def run(step: Step, next_batch: Source, options: TrainingOptions) -> list[History]:
+    """Run ``options.steps`` steps of ``step`` on ``next_batch(1)``, ``next_batch(2)``, …; one
+    :class:`History` per model.
+
+    The models are in ``train()`` mode for the steps (``eval()`` mode while ``eval_fn`` runs on each
+    of them, on the main process only) and back in their mode afterwards. If a loss is not finite,
+    training stops with a warning and the histories so far are returned. Under torchrun every rank
+    returns rank 0's histories.
+    """
+    main = distributed.rank() == 0  # the process that evaluates, shows progress and writes
+    first = _resume(options.checkpoint, step, next_batch, options.steps)
+    histories = [History() for _ in step.models]
+    norms: list[Tensor] = []  # one [M] tensor a step, read once at the end (no host sync per step)
+    bar = _Progress(options.steps, first, options.desc, options.progress, main)
+    with step.training(), bar:
+        for n in range(first, options.steps + 1):
+            losses = step.losses(next_batch(n))
+            values = step.logged(losses).tolist()  # the one host sync of a step
+            if not all(map(math.isfinite, values)):
+                which = (
+                    ""
+                    if len(values) == 1
+                    else f" of model(s) {[m for m, v in enumerate(values) if not math.isfinite(v)]}"
+                )
+                warnings.warn(f"training diverged at step {n} (loss{which} = {values}); stopping", stacklevel=3)
+                break
+            used_lr = step.optimizer.param_groups[0]["lr"]
+            norms.append(step.update(losses))
+            for history, value in zip(histories, values):
+                history.step.append(n)
+                history.loss.append(value)
+                history.lr.append(used_lr)
+            bar.postfix["loss"] = f"{sum(values) / len(values):.4f}"
+            if main and options.eval_fn is not None and options.due("eval", n):
+                step.sync()
+                for model, history in zip(step.models, histories):
+                    history.evals.append(_evaluate(model, options.eval_fn, n))
+                bar.show_metrics([history.evals[-1] for history in histories])
+            if options.checkpoint is not None and options.due("checkpoint", n):
+                step.sync()
+                save_checkpoint(
+                    options.checkpoint, model=step, optimizer=step.optimizer, scheduler=step.scheduler, step=n
+                )
+            bar.advance()
+    step.sync()
+    rows = torch.cat(norms).view(len(norms), -1).T.tolist() if norms else [[] for _ in histories]
+    for history, row in zip(histories, rows):
+        history.grad_norm.extend(row)
+        history.seconds = bar.seconds
+    bar.print_final(first - 1 + len(histories[0].step))
+    return distributed.broadcast(histories)  # rank 0's histories on every rank
+
+
+def _resume(checkpoint: str | os.PathLike | None, step: Step, next_batch: Source, steps: int) -> int:
+    """The first step to run: 1, or, if the file ``checkpoint`` exists, the step after the one it saved.
+
+    Resuming loads the weights, optimizer, scheduler and random state, then replays the data source
+    up to the saved step so that it continues where it stopped. The replay runs inside
+    ``torch.random.fork_rng``: a data source that draws from torch's global generator must not
+    advance the restored state, which is the state of the uninterrupted run after that step.
+    """
+    if checkpoint is None or not os.path.exists(checkpoint):
+        return 1
+    done = load_checkpoint(checkpoint, model=step, optimizer=step.optimizer, scheduler=step.scheduler)
+    step.sync()
+    device = next(iter(step.state_dict().values())).device
+    with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
+        for n in range(1, min(done, steps) + 1):
+            next_batch(n)
+    return done + 1
+
+
+def _evaluate(model, eval_fn, step: int) -> dict:
+    """``{"step": step, **eval_fn(model)}``, with the model in ``eval()`` mode meanwhile."""
+    with eval_mode(model):
+        metrics = dict(eval_fn(model))
+    return {"step": step, **metrics}
+
+
+class _Progress:
+    """The run's progress bar (``tqdm.auto``), its postfix (the loss, the last metrics) and its clock.
+
+    Shown only where ``progress`` and ``main``; with ``TQDM_DISABLE=1`` in the environment there is
+    no live bar and :meth:`print_final` prints one plain line instead.
+    """
+
+    def __init__(self, steps: int, first: int, desc: str | None, progress: bool, main: bool):
+        self.steps, self.first, self.desc, self.main = steps, first, desc or "train", main
+        self.final_only = progress and _tqdm_disabled_by_environment()
+        self.disable = not progress or self.final_only or not main
+        self.postfix: dict[str, str] = {}
+        self.seconds = 0.0
+
+    def __enter__(self) -> _Progress:
+        self.start = time.perf_counter()
+        self.bar = tqdm(
+            total=self.steps,
+            initial=self.first - 1,
+            desc=self.desc,
+            disable=self.disable,
+            leave=True,
+            mininterval=0.5,
+            dynamic_ncols=True,
+        )
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.bar.close()
+        self.seconds = time.perf_counter() - self.start
+
+    def show_metrics(self, evals: list[dict]) -> None:
+        """Put the numeric metrics of an evaluation (their mean over the models) in the postfix, its
+        ``loss`` as ``eval_loss``."""
+        keys = [k for k, v in evals[0].items() if k != "step" and isinstance(v, (int, float))]
+        means = {k: sum(e[k] for e in evals) / len(evals) for k in keys if all(k in e for e in evals)}
+        self.postfix.update({("eval_loss" if k == "loss" else k): f"{v:.3f}" for k, v in means.items()})
+
+    def advance(self) -> None:
+        """One step done: refresh the postfix and move the bar."""
+        self.bar.set_postfix(self.postfix, refresh=False)
+        self.bar.update(1)
+
+    def print_final(self, done: int) -> None:
+        """With ``TQDM_DISABLE=1``: one plain line per run on stdout, no bar (a static page is no terminal):
+        ``"train: 300 steps in 17.1 s (loss=0.123, token_accuracy=0.950)"``."""
+        if self.final_only and self.main:
+            summary = ", ".join(f"{k}={v}" for k, v in self.postfix.items())
+            print(f"{self.desc}: {done} steps in {self.seconds:.1f} s" + (f" ({summary})" if summary else ""))
+
+
+def _tqdm_disabled_by_environment() -> bool:
+    """``TQDM_DISABLE`` set to a true value (tqdm's notebook bar ignores it, so the loop reads it itself)."""
+    return os.environ.get("TQDM_DISABLE", "").strip().lower() not in ("", "0", "false", "no", "off")

@@ -29,23 +29,34 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
 # per run (TQDM_DISABLE, see tools/book_ext.py), since their outputs become the site's.
 os.environ.setdefault("TQDM_DISABLE", "1")
 
+from tools import execution  # noqa: E402  (the execution cache and its stamp)
+
 REPO = Path(__file__).resolve().parent
-BUILD = REPO / "_build"
-CACHE = BUILD / ".jupyter_cache"  # _config.yml's execute.cache (tools/site.py's CACHE)
+BUILD = execution.BUILD  # _build, or $BOOK_BUILD_DIR
 _RUN_ID = os.environ.get("PYTEST_XDIST_TESTRUNUID") or os.environ.setdefault("BOOK_TEST_RUN", os.urandom(8).hex())
 NBVAL_RUNS = BUILD / ".nbval-runs" / _RUN_ID  # expected.json and one marker per notebook run
 
 
+# A pytest run started by a test of this run (tests/test_any_cpu.py: the unit tests again, with other
+# kernels) runs no notebook and must leave this run's execution cache and records alone.
+NESTED = os.environ.get("BOOK_NESTED_TEST_RUN") == "1"
+
+
 def pytest_sessionstart(session) -> None:
     """Start from an empty execution cache (once, in the process that starts the workers)."""
-    if not os.environ.get("PYTEST_XDIST_WORKER"):
-        shutil.rmtree(CACHE, ignore_errors=True)
+    if not os.environ.get("PYTEST_XDIST_WORKER") and not NESTED:
+        execution.clear()
+        execution.write_stamp()  # the code this run's notebooks run with
         shutil.rmtree(BUILD / ".nbval-runs", ignore_errors=True)
 
 
 # --- nbval's run becomes the site's: outputs into the execution cache -------------------------------
 
-_CELLS: dict = {}  # notebook path -> {code cell number: (outputs, seconds, passed)}
+_CELLS: dict = {}  # notebook path -> {code cell number: (outputs, seconds, ran and passed)}
+
+# nbval keeps a cell's outputs as they arrive and ignores the messages that change them afterwards
+# (`clear_output`, `update_display_data`): outputs after one of those are not what a real run shows.
+_CHANGES_OUTPUTS = {"clear_output", "update_display_data"}
 
 
 def _is_nbval_cell(item) -> bool:
@@ -54,8 +65,24 @@ def _is_nbval_cell(item) -> bool:
 
 def pytest_runtest_makereport(item, call) -> None:
     if call.when == "call" and _is_nbval_cell(item):
-        passed = call.excinfo is None or call.excinfo.errisinstance(__import__("pytest").skip.Exception)
-        _CELLS.setdefault(item.path, {})[item.cell_num] = (item.test_outputs or [], call.duration, passed)
+        ran = call.excinfo is None  # a skipped cell (nbval-skip) did not run: its outputs are not a run's
+        _CELLS.setdefault(item.path, {})[item.cell_num] = (item.test_outputs or [], call.duration, ran)
+
+
+def _watch_messages(notebook_item) -> None:
+    """Record the type of every message nbval reads from the notebook's kernel (``_book_message_types``)."""
+    if hasattr(notebook_item, "_book_message_types"):
+        return
+    seen: set = set()
+    read = notebook_item.get_kernel_message
+
+    def get_kernel_message(*args, **kwargs):
+        message = read(*args, **kwargs)
+        seen.add(message["msg_type"])
+        return message
+
+    notebook_item.get_kernel_message = get_kernel_message
+    notebook_item._book_message_types = seen
 
 
 def pytest_runtest_teardown(item, nextitem) -> None:
@@ -64,16 +91,17 @@ def pytest_runtest_teardown(item, nextitem) -> None:
 
 
 def _cache_notebook(notebook_item, cells: dict) -> None:
-    """Put the notebook, with the outputs nbval saw, into the execution cache (if every cell passed)."""
+    """Put the notebook, with the outputs nbval saw, into the execution cache: only if every cell ran
+    and passed, and no output was cleared or updated (nbval's outputs would not be the run's)."""
     import copy
 
     import nbformat
-    from filelock import FileLock
 
     nb = copy.deepcopy(notebook_item.nb)
     code = [c for c in nb.cells if c.cell_type == "code"]
-    complete = len(cells) == len(code) and all(passed for _, _, passed in cells.values())
-    if complete:
+    faithful = not (getattr(notebook_item, "_book_message_types", set()) & _CHANGES_OUTPUTS)
+    complete = faithful and len(cells) == len(code) and all(passed for _, _, passed in cells.values())
+    if complete and not NESTED:
         for number, cell in enumerate(code):
             outputs, _, _ = cells[number]
             cell.execution_count = number + 1
@@ -81,16 +109,7 @@ def _cache_notebook(notebook_item, cells: dict) -> None:
             for output in cell.outputs:
                 if output.output_type == "execute_result":
                     output.execution_count = number + 1
-        from jupyter_cache import get_cache
-        from jupyter_cache.base import CacheBundleIn
-
-        seconds = sum(duration for _, duration, _ in cells.values())
-        with FileLock(str(BUILD / ".jupyter_cache.lock")):
-            get_cache(str(CACHE)).cache_notebook_bundle(
-                CacheBundleIn(nb, str(notebook_item.path), data={"execution_seconds": seconds}),
-                check_validity=False,
-                overwrite=True,
-            )
+        execution.cache_notebook(nb, notebook_item.path, seconds=sum(duration for _, duration, _ in cells.values()))
     NBVAL_RUNS.mkdir(parents=True, exist_ok=True)
     (NBVAL_RUNS / f"{notebook_item.path.name}.done").write_text("cached" if complete else "failed")
 
@@ -166,6 +185,9 @@ def _execute(kernel, source: str, timeout: float = 600) -> str:
 def pytest_runtest_setup(item) -> None:
     if not _is_nbval_cell(item):
         return
+    _watch_messages(item.parent)
+    if os.environ.get("BOOK_EXECUTE_ONLY") == "1":  # the site build (tools/site.py): the notebooks alone
+        return
     plan = _student_plan(item.path)
     if plan is None or item.cell_num != plan[0]:
         return
@@ -211,6 +233,8 @@ def pytest_collection_modifyitems(session, config, items) -> None:
         by_file[item.path] = max(by_file.get(item.path, 0), _work_order(item))
     items.sort(key=lambda item: by_file[item.path])  # stable: within a group, the collection order
     # The notebooks this run executes: the site build waits for them (tests/conftest.py).
+    if NESTED:
+        return
     notebooks = sorted({item.path.name for item in items if _is_nbval_cell(item)})
     NBVAL_RUNS.mkdir(parents=True, exist_ok=True)
     (NBVAL_RUNS / "expected.json").write_text(json.dumps(notebooks))

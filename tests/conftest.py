@@ -28,6 +28,8 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))  # `import tools` (the book's tools, not part of lib)
 
+from tools import execution  # noqa: E402
+
 BUILD = REPO / "_build"
 HTML = BUILD / "html"
 EXECUTED = BUILD / "jupyter_execute"  # the notebooks as the build executed them
@@ -40,7 +42,7 @@ BUILD_TIMEOUT_S = 45 * 60
 # One id for the whole run: pytest-xdist gives every worker of a run the same PYTEST_XDIST_TESTRUNUID
 # (without xdist, the repository's conftest.py sets BOOK_TEST_RUN).
 _RUN_ID = os.environ.get("PYTEST_XDIST_TESTRUNUID") or os.environ.get("BOOK_TEST_RUN") or uuid.uuid4().hex
-NBVAL_RUNS = BUILD / ".nbval-runs" / _RUN_ID  # the repository's conftest.py: notebooks nbval ran
+NBVAL_RUNS = execution.BUILD / ".nbval-runs" / _RUN_ID  # the repository's conftest.py: notebooks nbval ran
 NOTEBOOK_WAIT_S = 30 * 60
 
 

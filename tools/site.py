@@ -3,12 +3,15 @@
     python -m tools.site              # both, as the README's build command does (-W -n --keep-going)
     python -m tools.site --gettext    # only the English messages, into _build/gettext/ (tools.i18n)
 
-The English build is Jupyter Book's own (``jupyter-book build``): it executes every notebook and keeps
-the results in the execution cache (``_build/.jupyter_cache``, ``execute_notebooks: cache``). The
-Chinese build is the same Sphinx configuration (Jupyter Book writes it from ``_config.yml``) with
-``language = zh_CN``, the Chinese table of contents and theme strings of ``locale/zh_CN/site.yml``;
-it reads every notebook's outputs from that cache, so no chapter runs twice. The cache is cleared
-before the English build, so every build shows a fresh run of the current code (``lib``'s too).
+Three steps. **Execute**: every notebook of the site runs under nbval (pytest, ``conftest.py``), one per
+core with one torch thread each, into the emptied execution cache (``_build/.jupyter_cache``, see
+``tools/execution.py``): the same mechanism that fills it in the README's test command, so the two
+commands show the same runs. A notebook that fails fails the build here, with its traceback.
+**Render**: the English site (``jupyter-book build``, ``execute_notebooks: cache``) and the Chinese
+one (the same Sphinx configuration with ``language = zh_CN``, the Chinese table of contents and theme
+strings of ``locale/zh_CN/site.yml``) are rendered side by side from that cache; neither executes
+anything. ``--keep-cache`` skips the execution and renders from the cache as it is, and so does
+``--language zh_CN``: both refuse a cache filled by other code (its stamp, ``tools/execution.py``).
 """
 
 from __future__ import annotations
@@ -18,15 +21,17 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import yaml
 
-from tools.common import REPO
+from tools import execution
+from tools.common import REPO, notebooks
 
 BUILD = REPO / "_build"
 HTML = BUILD / "html"
-CACHE = BUILD / ".jupyter_cache"
+CACHE = execution.CACHE
 EXECUTED = BUILD / "jupyter_execute"  # the executed notebooks (the tests read them)
 ZH_BUILD = BUILD / "zh"  # the Chinese build's own folder (myst-nb writes beside its output)
 ZH = "zh_CN"
@@ -41,15 +46,35 @@ def jupyter_book() -> str:
     return str(here) if here.exists() else (shutil.which("jupyter-book") or "jupyter-book")
 
 
-def build_english(*, all_pages: bool = True, keep_cache: bool = False) -> int:
-    """``jupyter-book build . -W -n --keep-going`` after clearing the execution cache (unless
-    `keep_cache`: the test suite fills it with the notebooks as nbval ran them, see conftest.py)."""
-    if not keep_cache:
-        shutil.rmtree(CACHE, ignore_errors=True)
+def execute_notebooks(jobs: int | None = None) -> int:
+    """Run every notebook of the site under nbval, ``jobs`` at a time (default: one per core), with one
+    torch thread each, into the emptied execution cache (``conftest.py`` caches each notebook that ran
+    through). Returns pytest's exit code: not 0 if a notebook failed (its traceback is in the log)."""
+    paths = [str(path.relative_to(REPO)) for path in notebooks()]
+    jobs = jobs or max(1, min(len(paths), os.cpu_count() or 1))
+    env = {**os.environ, "BOOK_EXECUTE_ONLY": "1"}  # the notebooks alone: no student versions (conftest.py)
+    command = [sys.executable, "-m", "pytest", *paths, "-n", str(jobs), "-p", "no:cacheprovider", "-q", "-rf"]
+    return subprocess.run(command, cwd=REPO, env=env).returncode
+
+
+def build_english(*, all_pages: bool = True) -> int:
+    """``jupyter-book build . -W -n --keep-going``, from the execution cache (a notebook missing from it
+    is executed), then the executed notebooks into ``_build/jupyter_execute/``."""
     cmd = [jupyter_book(), "build", str(REPO), "-W", "-n", "--keep-going"] + (["--all"] if all_pages else [])
     code = subprocess.run(cmd, cwd=REPO).returncode
     if code == 0:
         export_executed()
+    return code
+
+
+def build_chinese() -> int:
+    """The Chinese site into ``_build/zh/html`` (myst-nb writes its notebooks and images beside the
+    output folder, so not inside the English site), then copied to ``_build/html/zh``."""
+    shutil.rmtree(ZH_BUILD / "html", ignore_errors=True)
+    code = build_sphinx_language(ZH, ZH_BUILD / "html")
+    if code == 0:
+        shutil.rmtree(ZH_HTML, ignore_errors=True)
+        shutil.copytree(ZH_BUILD / "html", ZH_HTML)
     return code
 
 
@@ -139,24 +164,35 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.site", description=__doc__.split("\n")[0])
     parser.add_argument("--gettext", action="store_true", help="only extract the English messages (_build/gettext)")
     parser.add_argument("--language", choices=["both", "en", ZH], default="both")
-    parser.add_argument("--keep-cache", action="store_true", help="reuse the execution cache (the tests fill it)")
+    parser.add_argument("--keep-cache", action="store_true", help="render from the execution cache as it is")
+    parser.add_argument("--jobs", type=int, default=None, help="notebooks executed at a time (default: one per core)")
     parser.add_argument("--out", type=Path, default=BUILD / "gettext", help="where --gettext writes (_build/gettext)")
     args = parser.parse_args(argv)
     if args.gettext:
         return build_sphinx_language("en", args.out, builder="gettext", warningiserror=False)
-    if args.language in ("both", "en") and (code := build_english(keep_cache=args.keep_cache)) != 0:
+    if args.language == ZH or args.keep_cache:
+        if (reason := execution.stale_reason()) is not None:
+            print(f"tools.site: {reason}; run `python -m tools.site` to execute every notebook again", file=sys.stderr)
+            return 1
+    elif (code := execute_notebooks(args.jobs)) != 0:
+        print("tools.site: a notebook failed (its traceback is above); nothing was rendered", file=sys.stderr)
         return code
-    if args.language in ("both", ZH):
+    if args.language == "en":
+        return build_english()
+    if args.language == ZH:
         print(ZH_BUILD_MARKER, flush=True)
-        # Built into _build/zh/html (myst-nb writes its notebooks and images beside the output
-        # folder, so not inside the English site), then copied to _build/html/zh.
-        shutil.rmtree(ZH_BUILD / "html", ignore_errors=True)
-        code = build_sphinx_language(ZH, ZH_BUILD / "html")
-        if code == 0:
-            shutil.rmtree(ZH_HTML, ignore_errors=True)
-            shutil.copytree(ZH_BUILD / "html", ZH_HTML)
-        return code
-    return 0
+        return build_chinese()
+    # Both languages side by side, from the cache: the Chinese build in a second process, its log
+    # printed after the English one.
+    with tempfile.TemporaryFile("w+") as log:
+        chinese = subprocess.Popen(
+            [sys.executable, "-m", "tools.site", "--language", ZH], cwd=REPO, stdout=log, stderr=subprocess.STDOUT
+        )
+        english = build_english()
+        code = chinese.wait()
+        log.seek(0)
+        print(log.read(), end="", flush=True)
+    return english or code
 
 
 if __name__ == "__main__":

@@ -1,0 +1,101 @@
+"""tools/execution.py and conftest.py: what goes into the execution cache, and a cache of other code refused."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from conftest import REPO
+from tools import execution, site
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch) -> Path:
+    """An execution cache and its stamp in a folder of the test's own."""
+    monkeypatch.setattr(execution, "CACHE", tmp_path / ".jupyter_cache")
+    monkeypatch.setattr(execution, "STAMP", tmp_path / ".jupyter_cache.stamp.json")
+    execution.CACHE.mkdir()
+    return execution.CACHE
+
+
+def test_the_stamp_covers_lib_and_the_requirements(tmp_path) -> None:
+    (tmp_path / "lib" / "__pycache__").mkdir(parents=True)
+    (tmp_path / "lib" / "model.py").write_text("x = 1\n")
+    (tmp_path / "requirements.txt").write_text("torch==2.13.0\n")
+    (tmp_path / "pyproject.toml").write_text("[project]\n")
+    first = execution.code_stamp(tmp_path)
+    (tmp_path / "lib" / "__pycache__" / "model.cpython-311.pyc").write_bytes(b"\0")
+    assert execution.code_stamp(tmp_path) == first, "compiled files are no code of their own"
+    (tmp_path / "lib" / "model.py").write_text("x = 2\n")
+    assert execution.code_stamp(tmp_path) != first
+    (tmp_path / "lib" / "model.py").write_text("x = 1\n")
+    (tmp_path / "requirements.txt").write_text("torch==2.14.1\n")
+    assert execution.code_stamp(tmp_path) != first
+
+
+@pytest.mark.parametrize("argv", [["--language", "zh_CN"], ["--keep-cache"]], ids=["chinese", "keep-cache"])
+def test_a_build_from_a_cache_of_other_code_is_refused(cache, monkeypatch, capsys, argv) -> None:
+    """``--language zh_CN`` and ``--keep-cache`` render from the cache as it is; a cache filled before
+    lib/ changed would show that code's outputs as current: refused, nothing rendered."""
+    rendered = []
+    monkeypatch.setattr(site, "build_chinese", lambda: rendered.append("zh") or 0)
+    monkeypatch.setattr(site, "build_english", lambda: rendered.append("en") or 0)
+    monkeypatch.setattr(site.subprocess, "Popen", None)  # the two languages side by side: not here
+    execution.STAMP.write_text(json.dumps({"code": "0" * 64}))
+    assert site.main(argv) == 1
+    assert "holds outputs of other code" in capsys.readouterr().err
+    execution.STAMP.unlink()
+    assert site.main(argv) == 1
+    assert "has no stamp" in capsys.readouterr().err
+    assert rendered == []
+    execution.write_stamp()
+    if argv[0] == "--language":
+        assert site.main(argv) == 0 and rendered == ["zh"]
+
+
+NOTEBOOKS = {
+    "plain": [nbformat.v4.new_code_cell("print('hello')")],
+    "cleared": [
+        nbformat.v4.new_code_cell("from IPython.display import clear_output\nprint('a')\nclear_output()\nprint('b')")
+    ],
+    "skipped": [
+        nbformat.v4.new_code_cell("print('runs')"),
+        nbformat.v4.new_code_cell("print('skipped')", metadata={"tags": ["nbval-skip"]}),
+    ],
+}
+
+
+@pytest.mark.slow
+def test_only_notebooks_whose_outputs_are_a_real_run_are_cached(tmp_path) -> None:
+    """conftest.py caches what nbval saw. nbval ignores ``clear_output`` (its outputs keep 'a' that a
+    real run cleared) and a skipped cell has no outputs: such a notebook is not cached (the site build
+    then executes it itself); a notebook that ran through is."""
+    folder = REPO / "_build" / f"test-notebooks-{uuid.uuid4().hex[:8]}"  # under the root conftest.py
+    folder.mkdir(parents=True)
+    try:
+        for name, cells in NOTEBOOKS.items():
+            nb = nbformat.v4.new_notebook(cells=cells)
+            nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+            nbformat.write(nb, folder / f"{name}.ipynb")
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "BOOK_"))}
+        env |= {"BOOK_BUILD_DIR": str(tmp_path / "build")}
+        command = [sys.executable, "-m", "pytest", str(folder), "-p", "no:cacheprovider", "-q", "-n", "0"]
+        run = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+        assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
+        from jupyter_cache import get_cache
+
+        cached = {
+            Path(record.uri).stem
+            for record in get_cache(str(tmp_path / "build" / ".jupyter_cache")).list_cache_records()
+        }
+        assert cached == {"plain"}
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)

@@ -48,7 +48,7 @@ _EXPORTS = {
     "rnn": ["AdditiveAttention", "Seq2SeqRNN"],
     "training.batching": ["Batch", "LMBatch", "Seq2SeqDataset", "Vocab", "collate", "to_lm_batch"],
     "training.data": ["TaskStream", "centered_xor_batch", "make_task"],
-    "training.device": ["default_device", "seed_everything"],
+    "training.device": ["default_device", "seed_block", "seed_everything"],
     "lookup_model": ["LinkedListModel"],
     "training.lookup": [
         "linked_list_batch",

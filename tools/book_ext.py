@@ -75,7 +75,8 @@ WORDS = {
         "cores": "{n} CPU core{plural}, {gpu}", "Chapter": "Chapter", "Run time": "Run time",
         "all chapters": "All {n} chapters", "Claim": "Claim", "Check": "Check",
         "Measured in this build": "Measured in this build", "Held": "Held",
-        "Held on seeds": "Held on seeds (range of values)", "not swept": "not swept",
+        "Held on seeds": "Held on seeds (range of values; the seed closest to failing)", "not swept": "not swept",
+        "worst": "closest to failing: seed {seed}, {comparison}, margin {margin}",
         "no sweep entry": "no sweep entry",
         "no claims": "This build executed no notebook, so it checked no claim.",
         "Claims caption": "Claims ({n}): the findings of the chapters' experiments",
@@ -90,7 +91,8 @@ WORDS = {
         "cores": "{n} 个 CPU 核心，{gpu}", "Chapter": "章", "Run time": "运行时间",
         "all chapters": "全部 {n} 章", "Claim": "论断", "Check": "核验",
         "Measured in this build": "本次构建的测量值", "Held": "成立",
-        "Held on seeds": "成立的种子数（取值范围）", "not swept": "未扫描", "no sweep entry": "无扫描记录",
+        "Held on seeds": "成立的种子数（取值范围；最接近不成立的种子）", "not swept": "未扫描", "no sweep entry": "无扫描记录",
+        "worst": "最接近不成立：种子 {seed}，{comparison}，余量 {margin}",
         "no claims": "本次构建没有执行任何笔记本，因此没有检验任何论断。",
         "Claims caption": "论断（{n}）：各章实验的发现",
         "Checks caption": "核验（{n}）：恒等式与完整性检查，其结果在运行之前即已确定",
@@ -151,6 +153,11 @@ def over_seeds_text(found: dict) -> str:
         shown += [format_value(value) for value in seen.get(name, [])]
         parts.append(f"{name} {', '.join(shown)}")
     return "; ".join(parts)
+
+
+def worst_text(worst: dict, w: dict[str, str]) -> str:
+    """The seed closest to failing a claim: ``closest to failing: seed 7, lowest > 0.9, margin 0.0123``."""
+    return w["worst"].format(seed=worst["seed"], comparison=worst["comparison"], margin=f"{worst['margin']:.3g}")
 
 
 class runtime_placeholder(nodes.Inline, nodes.TextElement):
@@ -320,6 +327,9 @@ class FillRuntimes(SphinxPostTransform):
                         if ranges:
                             over_seeds += nodes.Text(" · ")
                             over_seeds += nodes.literal(ranges, ranges)
+                        if "worst" in found:
+                            over_seeds += nodes.Text(" · ")
+                            over_seeds += nodes.inline("", worst_text(found["worst"], w), classes=["claim-worst-seed"])
                 cells = [chapter, statement, values, nodes.Text("✔" if claim["held"] else "✘"), over_seeds]
                 rows[kind].append(row(cells))
         summary = nodes.paragraph()

@@ -25,7 +25,16 @@ printed text is parsed). A claim that fails is displayed before it raises, so it
   elements pooled, nested lists too; a dict's entries as ``name.key``), ``seen`` (only when there
   are any) to the other values seen: bools, strings (``"nan"``, ``"inf"`` included: the bundle's
   encoding of non-finite floats) and ``null``. Ledgers written before the bundle (numbers only,
-  read from the printed line at 3 digits) have the same ``values`` and no ``seen``.
+  read from the printed line at 3 digits) have the same ``values`` and no ``seen``. ``by_seed`` keeps
+  each seed's values as they were recorded, so the values of one run can be paired; and, where the
+  condition can be evaluated from the recorded values (``tools/conditions.py``), ``worst`` names the
+  seed that came closest to failing, its margin to the threshold and the comparison it belongs to;
+- per run: ``training_seeds``, every seed the run gave a random number generator, by kind (``torch``:
+  ``torch.manual_seed``, which ``lib.seed_everything`` calls; ``torch.Generator``; ``random``: Python's
+  ``random.seed`` and ``random.Random``; ``numpy``), as ranges ``[first, last]``. A kernel start-up file
+  records them (:data:`SEED_RECORDER`), so nothing in the chapter changes. The runs of one chapter must
+  draw from disjoint seeds of each kind: ten runs are ten independent experiments (run ``SEED`` of an
+  experiment with k models trains seeds ``k·SEED … k·SEED + k − 1``: ``lib.seed_block``).
 
 Claims are matched across seeds by their statement (and its occurrence in the chapter), so a
 statement must not contain a measured number: the values belong in ``lib.claim``'s keywords.
@@ -55,6 +64,7 @@ from pathlib import Path
 from filelock import FileLock
 
 from lib.book.claims import CheckedClaim, read_claims  # the data lib.claim / lib.check display
+from tools.conditions import conditions, find
 
 ROOT = Path(__file__).resolve().parent.parent
 BOOK = ROOT / "book"
@@ -91,13 +101,17 @@ def code_sha256(notebook: Path) -> str:
     The setup cell (tagged ``remove-cell``) only installs ``lib`` in Colab and changes when the book
     is moved to another branch (``tools/retarget.py``); it cannot change a claim.
     """
+    return hashlib.sha256("\n# ---- cell ----\n".join(code_cells(notebook)).encode()).hexdigest()
+
+
+def code_cells(notebook: Path) -> list[str]:
+    """The sources of a notebook's code cells, but the Colab setup cell (tagged ``remove-cell``)."""
     nb = json.loads(notebook.read_text(encoding="utf-8"))
-    code = [
+    return [
         "".join(cell["source"])
         for cell in nb["cells"]
         if cell["cell_type"] == "code" and "remove-cell" not in cell.get("metadata", {}).get("tags", [])
     ]
-    return hashlib.sha256("\n# ---- cell ----\n".join(code).encode()).hexdigest()
 
 
 def flatten(name: str, value: object) -> Iterator[tuple[str, object]]:
@@ -132,6 +146,57 @@ def record_values(entry: dict, claim: CheckedClaim) -> None:
                     seen.append(item)
 
 
+#: A kernel start-up file (IPython runs it before the notebook's first cell): it records every seed
+#: given to torch's, Python's and NumPy's generators into the file ``$BOOK_SEED_LOG``, one JSON pair
+#: ``[kind, seed]`` a line, and changes nothing else they do.
+SEED_RECORDER = """\
+import json as _json, os as _os, random as _random
+import numpy as _np
+import torch as _torch
+
+_seed_log = open(_os.environ["BOOK_SEED_LOG"], "a")
+
+
+def _record(kind, seed):
+    try:
+        _seed_log.write(_json.dumps([kind, int(seed)]) + "\\n")
+        _seed_log.flush()
+    except (TypeError, ValueError, OverflowError):
+        pass
+
+
+def _recording(kind, seed_fn):
+    def seed(value, *args, **kwargs):
+        _record(kind, value)
+        return seed_fn(value, *args, **kwargs)
+    return seed
+
+
+_torch.manual_seed = _torch.random.manual_seed = _recording("torch", _torch.manual_seed)
+_np.random.seed = _recording("numpy", _np.random.seed)
+
+
+class _Generator(_torch.Generator):
+    def manual_seed(self, seed):
+        _record("torch.Generator", seed)
+        return super().manual_seed(seed)
+
+
+_torch.Generator = _Generator
+_random_seed = _random.Random.seed
+
+
+def _seed_random(self, a=None, version=2):
+    if a is not None:
+        _record("random", a)
+    return _random_seed(self, a, version)
+
+
+_random.Random.seed = _seed_random
+_random.seed = _random._inst.seed
+"""
+
+
 @dataclass
 class Run:
     """One chapter executed at one seed."""
@@ -141,12 +206,19 @@ class Run:
     seconds: float = 0.0
     error: str = ""  # the exception papermill reported, if the run stopped early
     claims: list[CheckedClaim] = field(default_factory=list)
+    seeds: dict[str, set[int]] = field(default_factory=dict)  # every seed the run gave a generator, by kind
 
 
 def run_chapter(chapter: str, path: Path, seed: int, workdir: Path) -> Run:
-    """Execute `path` with ``SEED = seed`` under papermill; collect the claims it displayed."""
+    """Execute `path` with ``SEED = seed`` under papermill; collect the claims it displayed and the
+    seeds it gave its random number generators (:data:`SEED_RECORDER`)."""
     out = workdir / f"{path.stem}.seed{seed}.ipynb"
+    startup = workdir / f"ipython-{path.stem}-{seed}" / "profile_default" / "startup"
+    startup.mkdir(parents=True, exist_ok=True)
+    (startup / "00-record-seeds.py").write_text(SEED_RECORDER, encoding="utf-8")
+    log = workdir / f"{path.stem}.seed{seed}.seeds"
     env = {**os.environ, "TQDM_DISABLE": "1", "MPLBACKEND": "Agg", "OMP_NUM_THREADS": "1"}
+    env |= {"IPYTHONDIR": str(startup.parents[1]), "BOOK_SEED_LOG": str(log)}
     command = [sys.executable, "-m", "papermill", str(path), str(out), "-p", "SEED", str(seed)]
     command += ["--cwd", str(path.parent), "-k", "python3", "--no-progress-bar", "--log-level", "ERROR"]
     start = time.perf_counter()
@@ -154,6 +226,10 @@ def run_chapter(chapter: str, path: Path, seed: int, workdir: Path) -> Run:
     run = Run(chapter, seed, seconds=time.perf_counter() - start)
     if out.exists():
         run.claims = read_claims(json.loads(out.read_text(encoding="utf-8")))
+    if log.exists():
+        for line in log.read_text(encoding="utf-8").splitlines():
+            kind, value = json.loads(line)
+            run.seeds.setdefault(kind, set()).add(value)
     if done.returncode != 0:
         tail = (done.stderr or done.stdout).strip().splitlines()
         run.error = next((line for line in reversed(tail) if line.strip()), f"exit status {done.returncode}")
@@ -161,29 +237,86 @@ def run_chapter(chapter: str, path: Path, seed: int, workdir: Path) -> Run:
 
 
 def summarise(path: Path, runs: list[Run]) -> dict:
-    """The sweep entry of one chapter: per claim, the seeds it held on and each value's min–max."""
+    """The sweep entry of one chapter: per claim, the seeds it held on, each value's min–max, each
+    seed's values and the seed closest to failing; per run, the seeds it drew from."""
     seeds = sorted(run.seed for run in runs)
     claims: dict[tuple[str, int], dict] = {}
     order: list[tuple[str, int]] = []
+    calls = conditions(code_cells(path))
     for run in sorted(runs, key=lambda r: r.seed):
         seen: Counter[str] = Counter()
         for c in run.claims:
             key = (c.statement, seen[c.statement])
             seen[c.statement] += 1
             if key not in claims:
-                claims[key] = {"kind": c.kind, "statement": c.statement, "held": [], "failed": [], "values": {}}
+                entry = {
+                    "kind": c.kind,
+                    "statement": c.statement,
+                    "held": [],
+                    "failed": [],
+                    "values": {},
+                    "by_seed": {},
+                }
+                claims[key], entry["condition"] = entry, find(calls, c.kind, c.statement, key[1])
                 order.append(key)
             entry = claims[key]
             entry["held" if c.holds else "failed"].append(run.seed)
             record_values(entry, c)
+            entry["by_seed"][str(run.seed)] = dict(c.values)
+    for entry in claims.values():
+        _worst(entry)
     return {
         "notebook": path.name,
         "code_sha256": code_sha256(path),
         "seeds": seeds,
         "seconds": {str(run.seed): round(run.seconds, 1) for run in sorted(runs, key=lambda r: r.seed)},
         "errors": {str(run.seed): run.error for run in runs if run.error},
+        "training_seeds": {str(run.seed): _ranges(run.seeds) for run in sorted(runs, key=lambda r: r.seed)},
         "claims": [_ledger_claim(claims[key]) for key in order],
     }
+
+
+def _worst(entry: dict) -> None:
+    """Set ``entry["worst"]``: the seed whose values come closest to failing the condition (smallest
+    relative margin), its margin and the comparison, where the condition can be evaluated."""
+    condition = entry.pop("condition")
+    if condition is None:
+        return
+    margins = {seed: condition.margin(values) for seed, values in entry["by_seed"].items()}
+    if not margins or any(m is None for m in margins.values()):
+        return
+    seed, margin = min(margins.items(), key=lambda item: (item[1].relative, int(item[0])))
+    entry["worst"] = {"seed": int(seed), "margin": margin.value, "comparison": margin.comparison}
+
+
+def _ranges(seeds: dict[str, set[int]]) -> dict[str, list[list[int]]]:
+    """Each kind's seeds as sorted ranges ``[first, last]`` of consecutive seeds."""
+    out = {}
+    for kind, values in sorted(seeds.items()):
+        spans: list[list[int]] = []
+        for value in sorted(values):
+            if spans and value == spans[-1][1] + 1:
+                spans[-1][1] = value
+            else:
+                spans.append([value, value])
+        out[kind] = spans
+    return out
+
+
+def overlapping_runs(entry: dict) -> list[str]:
+    """The pairs of runs of a chapter's ledger entry that gave one kind of generator a common seed."""
+    found = []
+    runs = entry.get("training_seeds", {})
+    for kind in sorted({k for seeds in runs.values() for k in seeds}):
+        owner: dict[int, str] = {}
+        for run, seeds in runs.items():
+            for first, last in seeds.get(kind, []):
+                for value in range(first, last + 1):
+                    if value in owner and owner[value] != run:
+                        found.append(f"runs {owner[value]} and {run} both seed {kind} with {value}")
+                        break
+                    owner[value] = run
+    return found
 
 
 def _ledger_claim(entry: dict) -> dict:
@@ -225,9 +358,16 @@ def problems(sweep: dict, numbers: list[str] | None = None, min_seeds: int = DEF
             found.append(f"{name}: swept over {n} seeds, fewer than {min_seeds}")
         if entry.get("errors"):
             found.append(f"{name}: runs stopped early: {entry['errors']}")
+        if sorted(entry.get("training_seeds", {}), key=int) != [str(seed) for seed in entry["seeds"]]:
+            found.append(f"{name}: the ledger has no training_seeds for every run: run python -m tools.sweep {number}")
+        found += [
+            f"{name}: {overlap} (runs must not share a model or a data set)" for overlap in overlapping_runs(entry)
+        ]
         for c in entry["claims"]:
             if len(c["held"]) != n:
                 found.append(f"{name}: held on {len(c['held'])}/{n} seeds: {c['statement']}")
+            if len(c.get("by_seed", {})) != n:
+                found.append(f"{name}: no values by seed for every run: {c['statement']}")
     return found
 
 

@@ -9,7 +9,7 @@ saves and resumes runs (:mod:`lib.training.checkpoint`), and has a command line
 
 from .batching import Batch, LMBatch, Seq2SeqDataset, Vocab, collate, to_lm_batch
 from .data import TaskStream, centered_xor_batch, make_task
-from .device import default_device, seed_everything
+from .device import default_device, seed_block, seed_everything
 from .ensemble import train_ensemble
 from .evaluation import evaluate
 from .loop import History

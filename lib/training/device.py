@@ -31,3 +31,15 @@ def seed_everything(seed: int) -> None:
     torch.manual_seed(seed)  # also seeds every CUDA device
     if torch.cuda.is_available():
         torch.cuda.manual_seed_all(seed)
+
+
+def seed_block(seed: int, k: int) -> list[int]:
+    """The seeds of run ``seed`` of an experiment with ``k`` models: ``k·seed … k·seed + k − 1``.
+
+    Run 0 trains seeds ``0 … k−1``, run 1 seeds ``k … 2k−1``, and so on: two runs never share a model,
+    so the runs of a chapter with ``SEED = 0, 1, …`` are independent experiments of ``k`` models each
+    (the seed sweep, ``tools/sweep.py``, checks that their seeds are disjoint).
+    """
+    check_int("seed", seed, minimum=0)
+    check_int("k", k, minimum=1)
+    return [k * seed + i for i in range(k)]

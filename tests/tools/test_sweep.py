@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 
 import nbformat
@@ -9,6 +10,7 @@ import pytest
 
 from lib.book.claims import CheckedClaim, read_claims
 from tools import sweep
+from tools.conditions import conditions, find
 
 
 def test_values_flatten_to_names_and_scalars() -> None:
@@ -78,8 +80,58 @@ def test_a_chapter_runs_with_its_seed_set_by_papermill(tmp_path) -> None:
     nbformat.write(nb, path)
     held = sweep.run_chapter("07", path, 3, tmp_path)
     assert not held.error and [(c.holds, c.values) for c in held.claims] == [(True, (("seed", 3),))]
+    assert held.seeds == {}, "the notebook seeded nothing"
     failed = sweep.run_chapter("07", path, 4, tmp_path)
     assert failed.error and [(c.holds, c.values) for c in failed.claims] == [(False, (("seed", 4),))]
+
+
+def test_a_run_records_every_seed_it_gives_a_generator(tmp_path) -> None:
+    """The kernel start-up file records the seeds of torch.manual_seed (lib.seed_everything),
+    torch.Generator, random.seed and random.Random, and numpy, without changing the numbers they give."""
+    parameters = nbformat.v4.new_code_cell("SEED = 0")
+    parameters.metadata["tags"] = ["parameters"]
+    code = (
+        "import random, torch, lib\n"
+        "lib.seed_everything(SEED)\n"
+        "a = torch.rand(2)\n"
+        "g = torch.Generator().manual_seed(1000 + SEED)\n"
+        "b = torch.rand(2, generator=g)\n"
+        "r = random.Random(2000 + SEED).random()\n"
+        "torch.manual_seed(SEED); assert torch.equal(torch.rand(2), a)\n"
+        "assert torch.equal(torch.rand(2, generator=torch.Generator().manual_seed(1000 + SEED)), b)\n"
+        "lib.check('the recorder changes no number', r == random.Random(2000 + SEED).random(), r=r)"
+    )
+    nb = nbformat.v4.new_notebook(
+        cells=[parameters, nbformat.v4.new_code_cell(code)],
+        metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+    )
+    path = tmp_path / "07_seeds.ipynb"
+    nbformat.write(nb, path)
+    run = sweep.run_chapter("07", path, 5, tmp_path)
+    assert not run.error and [c.holds for c in run.claims] == [True]
+    assert run.seeds == {"torch": {5}, "numpy": {5}, "random": {5, 2005}, "torch.Generator": {1005}}
+
+
+def test_the_ledger_keeps_every_seeds_values_the_worst_seed_and_the_seeds_of_each_run(tmp_path) -> None:
+    code = "lib.claim('accurate', lowest > 0.9, lowest=lowest)\nlib.check('fixed', n == 3, n=n)"
+    path = tmp_path / "05_x.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code)]), path)
+    runs = [
+        sweep.Run("05", seed, 1.0, claims=[CheckedClaim.of("accurate", True, {"lowest": low}),
+                                           CheckedClaim.of("fixed", True, {"n": 3}, "Check")],
+                  seeds={"torch": {5 * seed + i for i in range(5)}, "random": {10**6 + seed}})
+        for seed, low in ((0, 0.95), (1, 0.92), (2, 0.97))
+    ]  # fmt: skip
+    entry = sweep.summarise(path, runs)
+    accurate, fixed = entry["claims"]
+    assert accurate["by_seed"] == {"0": {"lowest": 0.95}, "1": {"lowest": 0.92}, "2": {"lowest": 0.97}}
+    assert accurate["worst"]["seed"] == 1 and accurate["worst"]["comparison"] == "lowest > 0.9"
+    assert abs(accurate["worst"]["margin"] - 0.02) < 1e-12
+    assert fixed["by_seed"]["2"] == {"n": 3} and "worst" not in fixed  # == is no order: no margin
+    assert entry["training_seeds"]["1"] == {"random": [[1000001, 1000001]], "torch": [[5, 9]]}
+    assert sweep.overlapping_runs(entry) == []
+    runs[2].seeds["torch"].add(7)  # run 2 seeds a model of run 1's block
+    assert sweep.overlapping_runs(sweep.summarise(path, runs)) == ["runs 1 and 2 both seed torch with 7"]
 
 
 def test_the_code_hash_ignores_markdown_and_the_colab_setup_cell(tmp_path) -> None:
@@ -143,3 +195,42 @@ def test_every_chapter_has_a_parameters_cell_that_sets_only_its_seed(number: str
     assert len(tagged) == 1, f"chapter {number}: {len(tagged)} cells tagged parameters"
     code = [line for line in "".join(tagged[0]["source"]).splitlines() if line.split("#")[0].strip()]
     assert len(code) == 1 and code[0].startswith("SEED = "), f"chapter {number}: the parameters cell is {code}"
+
+
+def _ledger_claims():
+    for number, entry in sweep.load()["chapters"].items():
+        calls = conditions(sweep.code_cells(sweep.chapters()[number]))
+        seen: dict[str, int] = {}
+        for claim in entry["claims"]:
+            occurrence = seen.get(claim["statement"], 0)
+            seen[claim["statement"]] = occurrence + 1
+            yield number, claim, find(calls, claim["kind"], claim["statement"], occurrence)
+
+
+def test_every_claim_records_what_its_condition_reads_and_nothing_beside_it() -> None:
+    """A claim's condition, written over the values it records (tools/conditions.py), reads each of
+    them and nothing else: so the ledger holds what decided it, and its margin can be computed."""
+    wrong = []
+    for number, claim, call in _ledger_claims():
+        if claim["kind"] != "Claim":
+            continue
+        if call is None or call.rewritten is None:
+            wrong.append(f"{number}: reads something it does not record: {claim['statement']}")
+        elif unread := set(call.recorded) - {n.id for n in ast.walk(call.rewritten) if isinstance(n, ast.Name)}:
+            wrong.append(f"{number}: records {sorted(unread)} beside what it reads: {claim['statement']}")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_no_claim_reads_values_that_no_seed_changes() -> None:
+    """A finding that no seed can change is a check (lib.check), not a claim."""
+    fixed = [
+        f"{number}: {claim['statement']}"
+        for number, claim, _ in _ledger_claims()
+        if claim["kind"] == "Claim" and len({json.dumps(v, sort_keys=True) for v in claim["by_seed"].values()}) == 1
+    ]
+    assert not fixed, "claims whose values are the same on every seed:\n" + "\n".join(fixed)
+
+
+def test_every_claim_has_a_seed_closest_to_failing() -> None:
+    missing = [f"{n}: {c['statement']}" for n, c, _ in _ledger_claims() if c["kind"] == "Claim" and "worst" not in c]
+    assert not missing, "\n".join(missing)

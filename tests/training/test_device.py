@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from lib.training.device import default_device, seed_everything
+from lib.training.device import default_device, seed_block, seed_everything
 
 
 @pytest.mark.parametrize(
@@ -41,3 +41,14 @@ def test_seed_everything_reproduces():
         seed_everything("7")
     with pytest.raises(TypeError, match="seed"):
         seed_everything(True)
+
+
+def test_seed_blocks_of_different_runs_never_overlap():
+    assert seed_block(0, 5) == [0, 1, 2, 3, 4] and seed_block(3, 5) == [15, 16, 17, 18, 19]
+    blocks = [set(seed_block(run, 5)) for run in range(100)]
+    assert all(not a & b for i, a in enumerate(blocks) for b in blocks[i + 1 :])
+    assert seed_block(7, 1) == [7]
+    with pytest.raises(ValueError, match="k=0"):
+        seed_block(1, 0)
+    with pytest.raises(TypeError, match="seed"):
+        seed_block(1.0, 5)

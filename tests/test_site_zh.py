@@ -152,3 +152,121 @@ def test_each_site_offers_its_notebooks_to_run_locally(site, folder, built) -> N
         assert f"transformers-executed/{needed}" in names, needed
     requirements = zipfile.ZipFile(target).read("transformers-executed/requirements.txt").decode()
     assert "torch==" in requirements and "jupyterlab" in requirements and "-e ." in requirements
+
+
+def _content_counts(soup: BeautifulSoup) -> dict[str, int]:
+    """What a page shows, by kind, that a translation must keep: display equations (and that none is
+    empty or a stray ``::``), figures, code cells, explorers, claim boxes, exercises and solutions."""
+    article = soup.select_one("article") or soup
+    displays = article.select("div.math")
+    return {
+        "display equations": len(displays),
+        "empty or broken display equations": sum(d.get_text().strip() in ("", r"\[\]", r"\[::\]") for d in displays),
+        "figures": len(article.select(".cell_output img, figure img")),
+        "code cells": len(article.select("div.cell")),
+        "explorers": len(article.select("[data-explorer]")),
+        "claim boxes": len(article.select(".book-claim")),
+        "exercises": len(article.select(".exercise")),
+        "solutions": len(article.select(".solution")),
+    }
+
+
+@pytest.mark.parametrize("docname", PAGES)
+def test_a_chinese_page_shows_everything_its_english_twin_shows(docname: str, built) -> None:
+    """No lost content: the same equations, figures, code cells, explorers, claim boxes and exercises
+    (three display equations of the Chinese site were once a lone ``::``)."""
+    english = _content_counts(_soup(HTML / f"{docname}.html"))
+    chinese = _content_counts(_soup(ZH / f"{docname}.html"))
+    assert chinese["empty or broken display equations"] == 0
+    assert chinese == english
+
+
+# Words a Chinese page may show in Latin letters: names, file types, keys.
+LATIN_NAMES = {"Colab", "GitHub", "English", "Ctrl", ".ipynb", ".pdf", ".md", "PyTorch", "Transformer", "MathJax"}
+
+
+def _interface_strings(soup: BeautifulSoup) -> set[str]:
+    """The words of a page's interface: the text and the tooltips, labels and alt texts of everything
+    around the chapter's prose (header, sidebars, footer, buttons) and the page's own buttons
+    (show-code and show-solution prompts); HTML comments, scripts and styles are no words."""
+    from bs4 import Comment, Declaration, Doctype
+
+    soup = BeautifulSoup(str(soup), "html.parser")
+    for node in soup(["script", "style", "noscript"]):
+        node.decompose()
+    for comment in soup.find_all(string=lambda s: isinstance(s, (Comment, Declaration, Doctype))):
+        comment.extract()
+    article = soup.select_one("article")
+    buttons = []
+    if article is not None:
+        buttons = [*article.select("summary, .toggle-button, button, .collapsed, .expanded")]
+        for part in article.find_all(recursive=False):
+            part.extract()
+    found = {s.strip() for s in soup.find_all(string=True) if s.strip()}
+    for element in [*soup.find_all(True), *buttons]:
+        found |= {
+            element.get(a).strip()
+            for a in ("title", "aria-label", "data-bs-title", "placeholder", "alt")
+            if element.get(a)
+        }
+    found |= {b.get_text(" ", strip=True) for b in buttons if b.get_text(strip=True)}
+    return found
+
+
+@pytest.mark.parametrize("docname", PAGES)
+def test_a_chinese_page_has_no_english_interface_word(docname: str, built) -> None:
+    """Everything a Chinese reader sees around the prose is Chinese: the theme's buttons and tooltips,
+    the show-code and show-solution prompts, the footer (locale/zh_CN/site.yml), but names."""
+    english = sorted(
+        s
+        for s in _interface_strings(_soup(ZH / f"{docname}.html"))
+        if re.search(r"[A-Za-z]{3}", s) and not CJK.search(s) and s not in LATIN_NAMES and not s.startswith("©")
+    )
+    assert not english, f"English interface words on the Chinese page: {english}"
+
+
+def _runtime_catalog(domain: str) -> dict[str, str]:
+    from tools.i18n_ext import runtime_words
+
+    runtime_words.cache_clear()
+    return runtime_words(str(HTML.parents[1]), "zh_CN", domain)
+
+
+@pytest.mark.parametrize("docname", PAGES)
+def test_a_chinese_pages_explorers_speak_chinese(docname: str, built) -> None:
+    """Each explorer is drawn again in Chinese (from how it was drawn, with explorers.po): its figure,
+    controls and readout hold no English words of lib's explorers."""
+    from lib.book.explorers.words import WORDS
+
+    fragments = {
+        piece.strip()
+        for template in WORDS.values()
+        for piece in re.split(r"\{\w+\}", str(template))
+        if len(LATIN.findall(piece)) >= 6
+    }
+    for explorer in _soup(ZH / f"{docname}.html").select("[data-explorer]"):
+        for node in explorer.select("script"):
+            node.decompose()
+        shown = explorer.get_text(" ")
+        english = sorted(f for f in fragments if f in shown)
+        assert not english, f"{explorer['data-explorer']}: English words {english}"
+
+
+@pytest.mark.parametrize("docname", PAGES)
+def test_every_label_of_a_chinese_pages_figures_is_translated(docname: str, built) -> None:
+    """Every plain label of every figure of the Chinese page (its SVG's text) is Chinese, or a word that
+    figures.po keeps as it is (a name, a symbol): none is left untranslated."""
+    from lib.book.explorers.words import pattern_of
+    from tools.i18n_ext import _SVG_TEXT
+
+    kept = {english for english, chinese in _runtime_catalog("figures").items() if english == chinese}
+    page = _soup(ZH / f"{docname}.html")
+    untranslated = set()
+    for image in page.select("article img[src$='.svg']"):
+        svg = (ZH / docname).parent.joinpath(image["src"]).resolve().read_text(encoding="utf-8")
+        for match in _SVG_TEXT.finditer(svg):
+            label = match[2].strip()
+            english = len(LATIN.findall(label)) >= 2 and not CJK.search(label)
+            if english and pattern_of(label) not in kept:
+                untranslated.add(label)
+    assert not untranslated, f"untranslated figure labels: {sorted(untranslated)[:20]}"

@@ -63,6 +63,7 @@ from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util.docutils import SphinxDirective
 
 from lib.book.claims import CHECK, CLAIM, CLAIM_MIME, CheckedClaim, format_value  # what lib.claim displays
+from lib.book.explorers.explorer import EXPLORER_MIME  # how an explorer was drawn
 
 CHAPTER_DOC = re.compile(r"^book/(\d\d)_[^/]+$")
 NOT_MEASURED = "not measured"
@@ -422,8 +423,14 @@ class claim_data(nodes.General, nodes.Element):
     MIME bundle; never rendered (no MIME priority: the page shows the box)."""
 
 
+class explorer_data(nodes.General, nodes.Element):
+    """How an explorer was drawn (``call``: the bundle's JSON object, ``EXPLORER_MIME``) beside its HTML;
+    never rendered. The site in another language draws the explorer again from it (``i18n_ext.py``)."""
+
+
 class ClaimDataRenderer:
-    """A myst-nb MIME renderer (its `MimeRenderPlugin` protocol) for `lib.claim`'s data: a `claim_data` node.
+    """A myst-nb MIME renderer (its `MimeRenderPlugin` protocol) for `lib.claim`'s data: a `claim_data`
+    node; and for an explorer's (how it was drawn): an `explorer_data` node.
 
     Without it, myst-nb warns "skipping unknown output mime type" for every claim (while reading the
     notebook, before any render priority is consulted) and drops the data.
@@ -433,6 +440,8 @@ class ClaimDataRenderer:
 
     @staticmethod
     def handle_mime(renderer, data, inline: bool):
+        if data.mime_type == EXPLORER_MIME:
+            return [] if inline else [explorer_data("", call=dict(data.content))]
         if data.mime_type != CLAIM_MIME:
             return None
         return [] if inline else [claim_data("", claim=dict(data.content))]
@@ -722,6 +731,7 @@ def setup(app: Sphinx) -> dict:
     app.add_directive("chapter-runtimes", ChapterRuntimes)
     app.add_node(claims_placeholder)
     app.add_node(claim_data)
+    app.add_node(explorer_data)
     app.add_directive("claims-ledger", ClaimsLedger)
     app.connect("doctree-read", collect_claims)
     app.connect("doctree-read", hide_solution_markers)

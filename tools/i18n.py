@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import ast
 import functools
+import html
 import json
 import re
 import subprocess
@@ -43,6 +44,11 @@ CATALOGS = LOCALE / LANGUAGE / "LC_MESSAGES"
 GLOSSARY = LOCALE / "glossary.yml"
 GETTEXT = REPO / "_build" / "gettext"
 STATEMENTS_DOMAIN = "claim-statements"  # tools/i18n_ext.py reads this catalog
+# The words a run shows (tools/i18n_ext.py draws the Chinese explorers and figures with them): harvested
+# from the notebooks the last build executed, since they exist only once a chapter has run.
+RUNTIME_DOMAINS = ("explorers", "figures")
+EXECUTED = REPO / "_build" / "jupyter_execute"
+NOT_PROSE = (STATEMENTS_DOMAIN, *RUNTIME_DOMAINS)  # catalogs of short labels: no glossary explanations
 
 # Markup that a translation must carry over unchanged (as a multiset).
 _ROLE = re.compile(r"(?<!`)\{[a-zA-Z][\w:+-]*\}`[^`]*`")  # not `{x}` quoted in code
@@ -164,7 +170,7 @@ def page_problems(path: Path, terms: list[Term] | None = None) -> list[str]:
         where = f"{page}:{m.lineno}"
         found += [f"{where}: {p}: {m.id[:60]!r}" for p in message_problems(m, terms)]
     translated = [m for m in entries if m.string and not m.fuzzy]
-    if page == STATEMENTS_DOMAIN:  # claim boxes, not prose: their pages explain the terms
+    if page in NOT_PROSE:  # claim boxes, labels: not prose, their pages explain the terms
         return found
     for term in (t for t in terms if t.explain):
         uses_english = any(term.pattern.search(prose(m.id)) for m in entries)
@@ -264,6 +270,56 @@ def write_statements_template(out: Path = GETTEXT / f"{STATEMENTS_DOMAIN}.pot") 
     return len(template)
 
 
+def runtime_messages(executed: Path = EXECUTED) -> dict[str, dict[str, str]] | None:
+    """The words the executed notebooks show, by catalog: ``explorers`` (every template of
+    ``lib.book.explorers.words`` and the chapter's own words each explorer shows, its ``terms``) and
+    ``figures`` (every plain label of an SVG figure with two letters or more, each number as ``{0}``,
+    …); each message -> where it was seen. ``None`` if no build has left executed notebooks."""
+    from lib.book.explorers.explorer import EXPLORER_MIME
+    from lib.book.explorers.words import WORDS, pattern_of
+    from tools.i18n_ext import _SVG_TEXT
+
+    paths = sorted(executed.rglob("*.ipynb")) if executed.is_dir() else []
+    if not paths:
+        return None
+    found: dict[str, dict[str, str]] = {"explorers": {str(t): "lib/book/explorers/words.py" for t in WORDS.values()}}
+    found["figures"] = {}
+    for path in paths:
+        where = path.relative_to(executed).as_posix()
+        for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+            for output in cell.get("outputs", []):
+                data = output.get("data", {})
+                for word in data.get(EXPLORER_MIME, {}).get("terms", []):
+                    if re.search(r"[A-Za-z]{2}", word):
+                        found["explorers"].setdefault(pattern_of(word), where)
+                svg = data.get("image/svg+xml")
+                for match in _SVG_TEXT.finditer("".join(svg) if isinstance(svg, list) else svg or ""):
+                    label = html.unescape(match[2]).strip()
+                    if re.search(r"[A-Za-z]{2}", label):
+                        found["figures"].setdefault(pattern_of(label), where)
+    return found
+
+
+def write_runtime_templates(out: Path = GETTEXT) -> list[str]:
+    """The templates of :data:`RUNTIME_DOMAINS` (``explorers.pot``, ``figures.pot``), when a build has
+    left executed notebooks; the names of those written."""
+    from babel.messages.pofile import write_po
+
+    found = runtime_messages()
+    if found is None:
+        print(f"tools.i18n: no executed notebooks in {EXECUTED}: run python -m tools.site first; the catalogs "
+              f"{', '.join(RUNTIME_DOMAINS)} are left as they are", file=sys.stderr)  # fmt: skip
+        return []
+    for domain, messages_ in found.items():
+        template = Catalog(project="Transformers, Executed", charset="utf-8")
+        for message, where in messages_.items():
+            template.add(message, locations=[(where, 0)])
+        out.mkdir(parents=True, exist_ok=True)
+        with (out / f"{domain}.pot").open("wb") as f:
+            write_po(f, template, width=0, omit_header=False)
+    return list(found)
+
+
 def extract() -> None:
     """Refresh the catalogs from the English sources: a gettext build, then ``sphinx-intl update``.
 
@@ -277,6 +333,7 @@ def extract() -> None:
         check=True,
     )
     write_statements_template()
+    write_runtime_templates()
     subprocess.run(
         [
             sys.executable,

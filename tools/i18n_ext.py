@@ -4,6 +4,8 @@ The English site is ``_build/html/``, the Chinese one ``_build/html/zh/`` (``pyt
 built from the same sources with the catalogs of ``locale/zh_CN/`` (``python -m tools.i18n``).
 Sphinx translates every paragraph, heading and table cell by itself; this extension adds:
 
+- **display equations** translated as LaTeX (Sphinx would parse them as reStructuredText literal
+  blocks, which MyST pages are not: they came out as ``::``);
 - **exercise titles as messages**: sphinx-exercise's ``{exercise} Title`` is not a message for
   Sphinx's gettext; the titles join their page's catalog and are translated from it;
 - **claims in the reader's language**: each claim box (`lib.claim`) is drawn again from its data
@@ -15,6 +17,8 @@ Sphinx translates every paragraph, heading and table cell by itself; this extens
 
 from __future__ import annotations
 
+import functools
+import gettext
 import html
 import re
 from pathlib import Path
@@ -100,6 +104,36 @@ class ExerciseTitles(SphinxTransform):
                 copy.extend(_title_nodes(translated))
 
 
+class DisplayMath(SphinxTransform):
+    """Display equations whose translation differs (a ``\\text{…}`` in Chinese), translated here, before
+    Sphinx's `Locale` transform (priority 20).
+
+    Sphinx translates a literal-type node (a literal block, a display equation) by parsing
+    ``"::\\n\\n" + the translation, indented`` with the page's parser: reStructuredText's literal-block
+    marker. The notebooks' parser is MyST, for which ``::`` is a paragraph, so the equation became
+    ``\\[::\\]`` on the Chinese page. An equation's translation is its LaTeX, to be used as it is:
+    it replaces the node's text, and the node is marked done for `Locale`.
+    """
+
+    default_priority = 19
+
+    def apply(self, **kwargs) -> None:
+        if language(self.app) == "en":
+            return
+        dirs = [str(Path(self.app.srcdir, d)) for d in self.config.locale_dirs]
+        domain = docname_to_domain(self.env.docname, self.config.gettext_compact)
+        catalog, has_catalog = init_locale(dirs, self.config.language, domain)
+        if not has_catalog:
+            return
+        for node in list(self.document.findall(nodes.math_block)):
+            source = node.rawsource or node.astext()
+            translated = catalog.gettext(source)
+            if translated and translated != source:
+                node.rawsource = translated
+                node.children = [nodes.Text(translated)]
+            node["translatable"] = False  # done: Locale would parse it with the wrong marker
+
+
 def extract_exercise_titles(app: Sphinx, doctree: nodes.document, docname: str) -> None:
     """For the gettext builder: each exercise title of the page becomes a message of its catalog."""
     if app.builder.name != "gettext":
@@ -153,6 +187,40 @@ def translate_claims(app: Sphinx, doctree: nodes.document) -> None:
                     block.children = [nodes.Text(line.replace(f"{claim.kind}:", f"{label}：", 1))]
 
 
+@functools.cache
+def runtime_words(srcdir: str, language: str, domain: str) -> dict[str, str]:
+    """English -> translation of the words a run shows (``domain``: ``explorers``, ``figures``), from
+    ``locale/<language>/LC_MESSAGES/<domain>.po`` (``python -m tools.i18n extract`` harvests them from
+    the executed notebooks)."""
+    from babel.messages.pofile import read_po
+
+    path = Path(srcdir, "locale", language, "LC_MESSAGES", f"{domain}.po")
+    if not path.is_file():
+        return {}
+    with path.open("rb") as f:
+        catalog = read_po(f)
+    return {m.id: m.string for m in catalog if m.id and m.string and not m.fuzzy}
+
+
+def translate_explorers(app: Sphinx, doctree: nodes.document) -> None:
+    """Draw every explorer of the page again in the build's language, from how it was drawn
+    (``explorer_data``: ``lib.book.explorers.EXPLORER_MIME``), with the words of ``explorers.po``."""
+    if language(app) == "en":
+        return
+    from lib.book.explorers import redraw
+
+    words = runtime_words(str(app.srcdir), app.config.language, "explorers")
+    for data in list(doctree.findall(lambda node: type(node).__name__ == "explorer_data")):
+        bundle = data.parent.parent if data.parent is not None else None
+        if bundle is None or bundle.get("nb_element") != "mime_bundle":
+            continue
+        drawn = redraw(data["call"], words).html
+        for rendering in bundle.children:
+            if rendering.get("mime_type") == "text/html":
+                for raw in rendering.findall(nodes.raw):
+                    raw.children = [nodes.Text(drawn)]
+
+
 def counterpart(pagename: str, here: str, there: str) -> str:
     """The relative URL, from page `pagename` of the `here` site, of the same page in the `there` site."""
     up = "../" * (pagename.count("/") + (1 if LANGUAGES[here][0] else 0))
@@ -175,9 +243,110 @@ def language_switch(app: Sphinx, pagename: str, templatename: str, context: dict
         context["body"] = switch + context["body"]
 
 
+class InterfaceWords(gettext.NullTranslations):
+    """The themes' words in the site's language (``interface`` of ``locale/<language>/site.yml``), in
+    front of a domain's own catalog, which answers for every other word."""
+
+    def __init__(self, words: dict[str, str], fallback: gettext.NullTranslations | None):
+        super().__init__()
+        self.words = words
+        if fallback is not None:
+            self.add_fallback(fallback)
+
+    def gettext(self, message: str) -> str:
+        return self.words.get(message) or super().gettext(message)
+
+    def ngettext(self, singular: str, plural: str, n: int) -> str:
+        return self.words.get(singular if n == 1 else plural) or super().ngettext(singular, plural, n)
+
+
+THEME_DOMAINS = ("sphinx", "booktheme", "togglebutton")  # pydata-sphinx-theme speaks through "sphinx"
+
+
+def interface_words(app: Sphinx, config) -> None:
+    """Install the site's interface words in front of the themes' catalogs (the templates' ``_()``
+    is ``app.translator``, the "sphinx" domain; sphinx-book-theme's buttons ask "booktheme")."""
+    path = Path(app.srcdir, "locale", config.language or "en", "site.yml")
+    if language(app) == "en" or not path.is_file():
+        return
+    import yaml
+    from sphinx import locale
+
+    words = yaml.safe_load(path.read_text(encoding="utf-8")).get("interface", {})
+    for domain in THEME_DOMAINS:
+        key = ("general", domain)
+        theirs = locale.translators.get(key)
+        locale.translators[key] = InterfaceWords(words, theirs)
+    app.translator = locale.translators[("general", "sphinx")]
+
+
+LABELS = ("aria-label", "title", "data-bs-title", "alt")  # attributes that hold words a reader sees or hears
+
+
+def interface_attributes(app: Sphinx, exception: Exception | None) -> None:
+    """After a build in another language: the tooltips and labels that the themes and myst-nb write
+    in English without asking a catalog (``aria-label="Main"``, ``"Toggle hidden content"``), in
+    every page, from the same ``interface`` words."""
+    path = Path(app.srcdir, "locale", app.config.language or "en", "site.yml")
+    if exception is not None or language(app) == "en" or not path.is_file() or app.builder.format != "html":
+        return
+    import yaml
+
+    words = yaml.safe_load(path.read_text(encoding="utf-8")).get("interface", {})
+    pattern = re.compile(
+        rf'\b({"|".join(LABELS)})="({"|".join(map(re.escape, sorted(words, key=len, reverse=True)))})"'
+    )
+    for page in Path(app.outdir).rglob("*.html"):
+        text = page.read_text(encoding="utf-8")
+        changed = pattern.sub(lambda m: f'{m[1]}="{html.escape(words[m[2]])}"', text)
+        if changed != text:
+            page.write_text(changed, encoding="utf-8")
+
+
+CJK_FONTS = "'Noto Sans CJK SC', 'Noto Sans SC', 'Source Han Sans SC', 'PingFang SC', 'Microsoft YaHei', "
+_SVG_TEXT = re.compile(r"(<text\b[^>]*>)([^<]+)(</text>)")
+_CJK = re.compile(r"[\u3000-\u9fff\uff00-\uffef]")
+
+
+def translate_svg(svg: str, words: dict[str, str]) -> str:
+    """A figure's labels in another language: each ``<text>`` that holds plain text (not mathtext, which
+    matplotlib writes glyph by glyph) translated with ``words`` (numbers as ``{0}``, …: ``lib``'s
+    ``translate``), in a font that has the characters."""
+    from lib.book.explorers.words import translate
+
+    def label(m: re.Match) -> str:
+        opening, text, closing = m[1], html.unescape(m[2]), m[3]
+        translated = translate(text, words)
+        if translated == text:
+            return m[0]
+        if _CJK.search(translated):
+            opening = opening.replace("font-family: ", "font-family: " + CJK_FONTS, 1)
+        return opening + html.escape(translated, quote=False) + closing
+
+    return _SVG_TEXT.sub(label, svg)
+
+
+def translate_figures(app: Sphinx, exception: Exception | None) -> None:
+    """After a build in another language: every figure the chapters drew (an SVG of ``_images/``) with
+    its labels in that language, from ``figures.po`` (the notebooks ran once, in English)."""
+    if exception is not None or language(app) == "en" or app.builder.format != "html":
+        return
+    words = runtime_words(str(app.srcdir), app.config.language, "figures")
+    for path in Path(app.outdir, "_images").glob("*.svg"):
+        svg = path.read_text(encoding="utf-8")
+        translated = translate_svg(svg, words)
+        if translated != svg:
+            path.write_text(translated, encoding="utf-8")
+
+
 def setup(app: Sphinx) -> dict:
     app.add_transform(ExerciseTitles)
+    app.add_transform(DisplayMath)
     app.connect("doctree-resolved", extract_exercise_titles)
     app.connect("doctree-read", translate_claims, priority=400)  # before book_ext's collect_claims
+    app.connect("doctree-read", translate_explorers)
     app.connect("html-page-context", language_switch)
+    app.connect("config-inited", interface_words)
+    app.connect("build-finished", interface_attributes)
+    app.connect("build-finished", translate_figures)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -73,9 +73,22 @@ def build_chinese() -> int:
     shutil.rmtree(ZH_BUILD / "html", ignore_errors=True)
     code = build_sphinx_language(ZH, ZH_BUILD / "html")
     if code == 0:
+        chinese_sources(ZH_BUILD / "html")
         shutil.rmtree(ZH_HTML, ignore_errors=True)
         shutil.copytree(ZH_BUILD / "html", ZH_HTML)
     return code
+
+
+def chinese_sources(html: Path) -> list[Path]:
+    """The notebooks a Chinese page offers for download (its ``.ipynb`` button) in Chinese: the Chinese
+    editions of ``colab/zh/`` (``python -m tools.editions``) in place of the English sources."""
+    written = []
+    for edition in sorted((REPO / "colab" / "zh").glob("*.ipynb")):
+        target = html / "_sources" / "book" / edition.name
+        if target.exists():
+            shutil.copyfile(edition, target)
+            written.append(target)
+    return written
 
 
 def export_executed(out: Path = EXECUTED) -> list[Path]:
@@ -134,6 +147,8 @@ def build_sphinx_language(language: str, outdir: Path, builder: str = "html", wa
             "language": language,
             "external_toc_path": _translated_toc(strings).as_posix(),
             "html_title": strings["title"],
+            "author": strings["author"],
+            **strings.get("config", {}),
             "html_theme_options": {"search_bar_text": strings["search_bar_text"]},
             "html_baseurl": "https://cs224n-book.github.io/transformers-executed/zh/",
             "nb_execution_mode": "cache",

@@ -268,3 +268,43 @@ def test_every_number_is_written_by_one_function() -> None:
     for bad in (True, "1", None):
         with pytest.raises(TypeError, match="a number on the page must be a real number"):
             number(bad)
+
+
+# --- Another language: each explorer carries how it was drawn, and is drawn again in that language ----
+
+
+def test_an_explorer_carries_how_it_was_drawn_and_is_drawn_again_the_same() -> None:
+    import json
+
+    from lib.book.explorers import EXPLORER_MIME, redraw
+
+    weights = torch.softmax(torch.randn(2, 3, 3, generator=torch.Generator().manual_seed(0)), -1)
+    shown = lib.attention_explorer(weights, ["a", "b", "c"], ["x", "y", "z"], selectors=[("head", ["0", "1"])])
+    bundle = shown._repr_mimebundle_()
+    call = json.loads(json.dumps(bundle[EXPLORER_MIME]))  # as a notebook stores it
+    assert call["explorer"] == "attention_explorer" and call["terms"] == ["0", "1", "head", "key", "query"]
+    assert redraw(call, {}).html == shown.html
+
+
+def test_an_explorer_drawn_in_another_language_speaks_it_in_its_figure_and_its_script() -> None:
+    from lib.book.explorers import redraw, speaking
+    from lib.book.explorers.words import WORDS
+
+    weights = torch.softmax(torch.randn(3, 3, generator=torch.Generator().manual_seed(0)), -1)
+    shown = lib.attention_explorer(weights, ["a", "b", "c"], ["x", "y", "z"])
+    zh = {
+        WORDS["attention.hint"]: "指向一个{row}（一行），查看它在各个{column}上的权重。",
+        WORDS["attention.readout"]: "{row}“{label}”{views}：权重最大的是“{key}”（{weight}）；权重之和为 {sum}",
+        "query": "查询",
+        "key": "键",
+        "seed {0}": "种子 {0}",
+    }
+    chinese = redraw(shown.call, zh).html
+    assert "指向一个查询（一行），查看它在各个键上的权重。" in chinese  # the first state, drawn in Python
+    assert "权重最大的是" in chinese and "Point at a" not in chinese
+    assert "\\u6307\\u5411" in chinese or "指向" in chinese.split("<script", 2)[2]  # the script's words too
+    with speaking(zh):
+        from lib.book.explorers.words import term
+
+        assert term("seed 12") == "种子 12" and term("query") == "查询" and term("value") == "value"
+    assert "Point at a" in lib.attention_explorer(weights, ["a", "b", "c"], ["x", "y", "z"]).html  # English again

@@ -19,20 +19,37 @@ shown. Colours are the book's: ``Blues`` for attention weights, as :func:`lib.pl
 One module a job: :mod:`.kit` is where every string and number enters the page, escaped;
 :mod:`.words` holds every word an explorer shows; :mod:`.draw` the colours, SVG text and controls;
 :mod:`.explorer` the output itself (:class:`Explorer`); then one module a kind: :mod:`.attention`,
-:mod:`.masks`, :mod:`.softmax`, :mod:`.similarity`, :mod:`.decoding`.
+:mod:`.masks`, :mod:`.softmax`, :mod:`.similarity`, :mod:`.decoding`. Each output also carries how it was
+drawn (:data:`EXPLORER_MIME`), so that the site in another language draws it again in that language
+(:func:`redraw`) without running the chapter twice.
 """
 
 from .attention import attention_explorer
 from .decoding import decoding_explorer
 from .draw import BLUES, FONT, GRID, HIGHLIGHT, INK, MUTED, SERIES, blues, text, text_width
-from .explorer import MAX_BYTES, Explorer
+from .explorer import EXPLORER_MIME, MAX_BYTES, Explorer, from_json
 from .kit import el
 from .masks import mask_explorer
 from .similarity import similarity_explorer
 from .softmax import softmax_explorer
+from .words import speaking
+
+KINDS = {
+    f.__name__: f for f in (attention_explorer, decoding_explorer, mask_explorer, similarity_explorer, softmax_explorer)
+}
+
+
+def redraw(call: dict, translation: dict[str, str]) -> Explorer:
+    """The explorer that ``call`` (its data, :data:`EXPLORER_MIME`) describes, drawn again with
+    ``translation`` (English -> another language) for its words: the Chinese site's explorers."""
+    with speaking(translation):
+        return KINDS[call["explorer"]](**from_json(call["args"]))
+
 
 __all__ = [
     "BLUES",
+    "EXPLORER_MIME",
+    "KINDS",
     "FONT",
     "GRID",
     "HIGHLIGHT",
@@ -46,8 +63,10 @@ __all__ = [
     "decoding_explorer",
     "el",
     "mask_explorer",
+    "redraw",
     "similarity_explorer",
     "softmax_explorer",
+    "speaking",
     "text",
     "text_width",
 ]

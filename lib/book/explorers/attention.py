@@ -7,9 +7,9 @@ from collections.abc import Sequence
 import torch
 
 from .draw import INK, MUTED, SERIES, blues, column_label, outline, row_label, select, text, text_width
-from .explorer import Explorer
+from .explorer import Explorer, call_of
 from .kit import el, join, number
-from .words import say
+from .words import say, term
 
 _SCRIPT = """
 const sel=$$('select[data-selector]');let view=0,row=0;
@@ -60,6 +60,11 @@ def attention_explorer(
     the first selector (e.g. one per sentence, of equal lengths). The colours run from 0 to ``vmax``
     (default: the largest weight of all views), as :func:`lib.plot_attention`'s; the bars from 0 to 1.
     """
+    call = call_of("attention_explorer", [row_title, column_title, *(t for s in selectors for t in (s[0], *s[1]))],
+                   weights=weights, rows=rows, columns=columns, selectors=selectors, values=values,
+                   row_title=row_title, column_title=column_title, vmax=vmax, name=name)  # fmt: skip
+    row_title, column_title = term(row_title), term(column_title)
+    selectors = [(term(label), [term(o) for o in options]) for label, options in selectors]
     w = torch.as_tensor(weights).detach().float().cpu()
     if w.dim() != 2 + len(selectors):
         raise ValueError(f"weights has shape {list(w.shape)}: expected {len(selectors)} selector dimensions "
@@ -147,4 +152,4 @@ def attention_explorer(
         output = sum(float(a) * float(v) for a, v in zip(first[0], values))  # o = Σ_j α_0j v_j
         readout += say("attention.output", output=number(output, ".2f"))
     return Explorer(name, join(parts), width=width, height=height, data=data, script=_SCRIPT,
-                    controls=controls, readout=readout, words="attention")  # fmt: skip
+                    controls=controls, readout=readout, words="attention", call=call)  # fmt: skip

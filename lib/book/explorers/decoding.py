@@ -6,9 +6,9 @@ import math
 from collections.abc import Mapping, Sequence
 
 from .draw import HIGHLIGHT, MUTED, SERIES, slider, text
-from .explorer import Explorer
+from .explorer import Explorer, call_of
 from .kit import el, join, number
-from .words import say
+from .words import say, term
 
 _SCRIPT = """
 const slider=$('input[type=range]');
@@ -38,6 +38,8 @@ def decoding_explorer(source: str, runs: Mapping[str, Sequence[Mapping[str, obje
     steps; each column shows the output so far, the chosen token among the step's candidates, and
     :math:`\log p(y_{\le t} \mid x) = \sum_s \log p(y_s \mid y_{<s}, x)`.
     """
+    call = call_of("decoding_explorer", list(runs), source=source, runs=runs, name=name)
+    runs = {term(rule): steps for rule, steps in runs.items()}
     rules = list(runs)
     steps = max(len(r) for r in runs.values())
     n_top = max(len(s["top"]) for r in runs.values() for s in r)
@@ -74,4 +76,4 @@ def decoding_explorer(source: str, runs: Mapping[str, Sequence[Mapping[str, obje
             for r in rules]  # fmt: skip
     readout = say("decoding.readout", t=number(1), said=say("common.clauses").join(said))
     return Explorer(name, join(parts), width=width, height=height, data=data, script=_SCRIPT,
-                    controls=controls, readout=readout, words="decoding")  # fmt: skip
+                    controls=controls, readout=readout, words="decoding", call=call)  # fmt: skip

@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
+
+import torch
 
 from .draw import BLOCKED, BLUES, FONT, HIGHLIGHT, INK, SERIES
 from .kit import Html, check_name, el, escape, js, number, script, script_json, style
 from .words import for_script, say
 
 MAX_BYTES = 300_000  # what one page may carry; an explorer larger than this is refused
+# How an explorer was drawn, as data beside its HTML (like lib.claim's): the site in another language
+# draws it again from this, in that language (tools/i18n_ext.py), instead of running the chapter again.
+EXPLORER_MIME = "application/vnd.transformers-book.explorer+json"
 _NOTHING = Html()  # no controls
 
 # Shared by every explorer's script: the colour map, the words, ways to find elements, to write a number
@@ -47,8 +53,9 @@ class Explorer:
     """
 
     def __init__(self, name: str, svg: Html, *, width: float, height: float, data: object, script: str,
-                 controls: Html = _NOTHING, readout: str = "", words: str = "common") -> None:  # fmt: skip
-        self.name = check_name(name)
+                 controls: Html = _NOTHING, readout: str = "", words: str = "common", call: dict | None = None,
+                 ) -> None:  # fmt: skip
+        self.name, self.call = check_name(name), call
         svg, controls = escape(svg), escape(controls)
         payload = json.dumps(data, separators=(",", ":"), allow_nan=False)
         digest = hashlib.sha1("".join((payload, svg, controls)).encode()).hexdigest()  # str.join: nothing escaped
@@ -70,6 +77,13 @@ class Explorer:
 
     def _repr_html_(self) -> str:
         return self.html
+
+    def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
+        """The HTML, a line for consoles and, if the explorer says how it was drawn (``call``), that."""
+        bundle = {"text/html": self.html, "text/plain": repr(self)}
+        if self.call is not None:
+            bundle[EXPLORER_MIME] = self.call
+        return bundle
 
     def __repr__(self) -> str:  # what consoles (and nbval) see
         return f"<{self.name} explorer: {len(self.html.encode()):,} bytes of HTML>"
@@ -105,3 +119,40 @@ def _script_of(id: str, data: object, code: str, words: str) -> Html:
     return script(script_json(data), type="application/json", class_="data") + script(
         f"{start}{_JS_COMMON}{code}}})();"
     )
+
+
+def call_of(explorer: str, terms: list[str], **args: object) -> dict:
+    """How an explorer was drawn: its function's name, its arguments as JSON (a tensor as
+    ``{"__tensor__": values, "dtype": ...}``) and the chapter's own words it shows (``terms``, which
+    a translation catalog needs)."""
+    return {"explorer": explorer, "args": {k: _as_json(v) for k, v in args.items()}, "terms": sorted(set(terms))}
+
+
+def _as_json(value: object) -> object:
+    if isinstance(value, torch.Tensor):
+        values = value.detach().cpu().tolist()
+        if value.dtype in (torch.float32, torch.float16, torch.bfloat16):  # 9 digits give a float32 back exactly
+            values = _shorter(values)
+        return {"__tensor__": values, "dtype": str(value.dtype).removeprefix("torch.")}
+    if isinstance(value, Mapping):
+        return {str(k): _as_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_as_json(v) for v in value]
+    if hasattr(value, "tolist"):  # a NumPy array or number
+        return _as_json(value.tolist())
+    return value
+
+
+def _shorter(values: object) -> object:
+    return [_shorter(v) for v in values] if isinstance(values, list) else float(f"{values:.9g}")
+
+
+def from_json(value: object) -> object:
+    """The arguments of :func:`call_of` back: tensors as tensors."""
+    if isinstance(value, dict) and "__tensor__" in value:
+        return torch.tensor(value["__tensor__"], dtype=getattr(torch, value["dtype"]))
+    if isinstance(value, dict):
+        return {k: from_json(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [from_json(v) for v in value]
+    return value

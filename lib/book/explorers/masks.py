@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import torch
 
 from .draw import BLOCKED, MUTED, blues, checkbox, column_label, outline, row_label, text, text_width
-from .explorer import Explorer
+from .explorer import Explorer, call_of
 from .kit import el, join, number
 from .words import say
 
@@ -34,6 +34,7 @@ def mask_explorer(tokens: Sequence[str], lookahead: torch.Tensor, padding: torch
     ``lookahead`` ``[T, T]`` and ``padding`` (broadcast to ``[T, T]``), ``True`` where attention is
     allowed; with both on, a pair is allowed only where both allow it (their conjunction).
     Point at a row to read which keys its query sees."""
+    call = call_of("mask_explorer", [], tokens=tokens, lookahead=lookahead, padding=padding, name=name)
     T = len(tokens)
     look, pad = torch.as_tensor(lookahead).bool().cpu(), torch.as_tensor(padding).bool().cpu()
     try:
@@ -71,4 +72,4 @@ def mask_explorer(tokens: Sequence[str], lookahead: torch.Tensor, padding: torch
                   keys=say("masks.key" if len(seen) == 1 else "masks.keys"), seen=" ".join(seen),
                   allowed=number(int(allowed.sum())), pairs=number(T * T))  # fmt: skip
     return Explorer(name, join(parts), width=width, height=height, data=data, script=_SCRIPT,
-                    controls=controls, readout=readout, words="masks")  # fmt: skip
+                    controls=controls, readout=readout, words="masks", call=call)  # fmt: skip

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from .draw import GRID, HIGHLIGHT, MUTED, SERIES, select, slider, text
-from .explorer import Explorer
+from .explorer import Explorer, call_of
 from .kit import el, join, number
-from .words import say
+from .words import say, term
 
 _SCRIPT = """
 const kind=$('select'),slider=$('input[type=range]'),N=data.offsets.length;
@@ -27,6 +27,8 @@ def similarity_explorer(offsets: Sequence[int], curves: Mapping[str, Sequence[fl
                         name: str = "positions") -> Explorer:  # fmt: skip
     """One curve per kind of position, ``curves[kind][n]`` its similarity at offset ``offsets[n]``: a menu
     picks the kind, a slider the offset δ, and the line below reads the value off the curve."""
+    call = call_of("similarity_explorer", [ylabel, *curves], offsets=offsets, curves=curves, ylabel=ylabel, name=name)
+    curves, ylabel = {term(kind): values for kind, values in curves.items()}, term(ylabel)
     kinds = list(curves)
     ys = {k: [float(v) for v in curves[k]] for k in kinds}
     if any(len(v) != len(offsets) for v in ys.values()):
@@ -62,4 +64,4 @@ def similarity_explorer(offsets: Sequence[int], curves: Mapping[str, Sequence[fl
         aria_valuetext=say("similarity.slider_value", d=d))  # fmt: skip
     readout = say("similarity.readout", kind=kinds[0], d=d, ylabel=ylabel, value=number(first[0], ".3f"))
     return Explorer(name, join(parts), width=width, height=height, data=data, script=_SCRIPT,
-                    controls=controls, readout=readout, words="similarity")  # fmt: skip
+                    controls=controls, readout=readout, words="similarity", call=call)  # fmt: skip

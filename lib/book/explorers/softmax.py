@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 import torch
 
 from .draw import GRID, MUTED, SERIES, slider, text
-from .explorer import Explorer
+from .explorer import Explorer, call_of
 from .kit import el, join, number
 from .words import say
 
@@ -39,6 +39,7 @@ def softmax_explorer(d_ks: Sequence[int], scores: torch.Tensor, *, mean_largest:
     largest weight over many queries to the line below. The slider starts at ``d_ks[start]`` (the
     widest, by default): the figure a reader without JavaScript sees.
     """
+    call = call_of("softmax_explorer", [], d_ks=d_ks, scores=scores, mean_largest=mean_largest, start=start, name=name)
     e = torch.as_tensor(scores).detach().double().cpu()
     if e.dim() != 2 or e.size(0) != len(d_ks):
         raise ValueError(f"scores must be [len(d_ks)={len(d_ks)}, T], got {list(e.shape)}")
@@ -79,4 +80,4 @@ def softmax_explorer(d_ks: Sequence[int], scores: torch.Tensor, *, mean_largest:
     readout = say("softmax.readout", d=d, scaled=number(data["scaled"]["max"][start], ".2f"),
                   unscaled=number(data["unscaled"]["max"][start], ".2f"))  # fmt: skip
     return Explorer(name, join(parts), width=width, height=height, data=data, script=_SCRIPT, controls=controls,
-                    readout=readout, words="softmax")  # fmt: skip
+                    readout=readout, words="softmax", call=call)  # fmt: skip

@@ -7,14 +7,71 @@ moves a control; :func:`for_script` hands a kind's entries to its script. Keys a
 (``attention.readout``); ``common.*`` entries serve every kind. An entry that is :class:`~.kit.Html`
 (a control's label with markup) is for Python only; its fields are escaped as they are filled in.
 
-The entries are English. A translation would be another table of the same keys.
+The entries are English. Another language is a translation of the templates (English template ->
+translated template), applied while an explorer is drawn with :func:`speaking`; :func:`term`
+translates the chapter's own words that an explorer shows (a title, a menu's name, a curve's name)
+from the same table. The Chinese site redraws each explorer that way (``tools/i18n_ext.py``, from the
+catalog ``locale/zh_CN/LC_MESSAGES/explorers.po``), so the notebooks run once for both languages.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 from .kit import Html, escape
+
+_TRANSLATION: ContextVar[Mapping[str, str] | None] = ContextVar("explorer_translation", default=None)
+
+
+@contextmanager
+def speaking(translation: Mapping[str, str]) -> Iterator[None]:
+    """Draw explorers in another language for the block: each template, and each word passed through
+    :func:`term`, is looked up in ``translation`` (English -> translated; what it lacks stays English)."""
+    token = _TRANSLATION.set(dict(translation))
+    try:
+        yield
+    finally:
+        _TRANSLATION.reset(token)
+
+
+def term(word: str) -> str:
+    """A word of the chapter's that an explorer shows (a title, a menu's or a curve's name), translated
+    when an explorer is drawn in another language (:func:`speaking`; :func:`translate`)."""
+    return translate(word, _TRANSLATION.get() or {})
+
+
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+
+
+def translate(text: str, translation: Mapping[str, str]) -> str:
+    """``text`` in another language: its entry in ``translation``, else the entry of its pattern, with
+    each number in it as ``{0}``, ``{1}``, … (``"seed 3"`` -> ``"seed {0}"``), filled back in; else
+    ``text`` itself. (Figures' labels are translated the same way, ``tools/i18n_ext.py``.)"""
+    if text in translation:
+        return translation[text]
+    numbers = _NUMBER.findall(text)
+    if not numbers:
+        return text
+    pattern = pattern_of(text)
+    if pattern not in translation:
+        return text
+    return re.sub(r"\{(\d+)\}", lambda m: numbers[int(m[1])], translation[pattern])
+
+
+def pattern_of(text: str) -> str:
+    """The catalog's key for a text with numbers: each number as ``{0}``, ``{1}``, …"""
+    counter = iter(range(len(_NUMBER.findall(text))))
+    return _NUMBER.sub(lambda _m: "{" + str(next(counter)) + "}", text)
+
+
+def _template(entry: str) -> str:
+    english = WORDS[entry]
+    translated = (_TRANSLATION.get() or {}).get(str(english), english)
+    return Html(translated) if isinstance(english, Html) else translated
+
 
 _FIELD = re.compile(r"\{(\w+)\}")
 
@@ -75,7 +132,7 @@ WORDS: dict[str, str] = {
 def say(entry: str, /, **values: str) -> str:
     """The entry ``entry`` with its ``{name}`` fields filled in from ``values`` (text; escaped if the
     entry is markup, which then stays :class:`~.kit.Html`)."""
-    template = WORDS[entry]
+    template = _template(entry)
     if isinstance(template, Html):
         return Html(_FIELD.sub(lambda m: escape(values[m[1]]), template))
     return _FIELD.sub(lambda m: values[m[1]], template)
@@ -85,7 +142,7 @@ def for_script(kind: str) -> dict[str, str]:
     """The plain-text entries of ``kind`` and ``common``, by the part of the key after the dot: what
     the kind's script reads as ``say('readout', {...})``."""
     return {
-        key.partition(".")[2]: template
+        key.partition(".")[2]: _template(key)
         for key, template in WORDS.items()
         if key.partition(".")[0] in (kind, "common") and not isinstance(template, Html)
     }

@@ -62,19 +62,37 @@ _MATH_BLOCK = re.compile(r"^\s*\\begin\{|^\n")  # a display-math block's message
 
 @dataclass(frozen=True)
 class Term:
-    """One glossary entry: the English term (a regular expression) and its one Chinese term."""
+    """One glossary entry: the English term (a regular expression), its one Chinese term, where the
+    choice comes from, and the variants a translation of it must not use (``avoid``)."""
 
     en: str
     zh: str
     explain: bool = True
+    enforce: bool = True
+    avoid: tuple[str, ...] = ()
+    source: str = ""
+    note: str = ""
 
     @property
     def pattern(self) -> re.Pattern[str]:
         return re.compile(rf"\b(?:{self.en})\b", re.I)
 
 
+@dataclass(frozen=True)
+class Forbidden:
+    """What no Chinese prose may contain (``pattern``, a regular expression), and what to write instead."""
+
+    pattern: str
+    use: str
+
+
 def glossary(path: Path = GLOSSARY) -> list[Term]:
-    return [Term(**entry) for entry in yaml.safe_load(path.read_text(encoding="utf-8"))["terms"]]
+    entries = yaml.safe_load(path.read_text(encoding="utf-8"))["terms"]
+    return [Term(**{**entry, "avoid": tuple(entry.get("avoid", ()))}) for entry in entries]
+
+
+def forbidden(path: Path = GLOSSARY) -> list[Forbidden]:
+    return [Forbidden(**entry) for entry in yaml.safe_load(path.read_text(encoding="utf-8")).get("forbidden", [])]
 
 
 def catalogs(language: str = LANGUAGE) -> list[Path]:
@@ -121,7 +139,7 @@ def prose(text: str) -> str:
     return text
 
 
-def message_problems(message: Message, terms: Iterable[Term] = ()) -> list[str]:
+def message_problems(message: Message, terms: Iterable[Term] = (), banned: Iterable[Forbidden] = ()) -> list[str]:
     """What is wrong with one message's translation (empty if nothing)."""
     source, translation = message.id, message.string
     if not translation:
@@ -137,9 +155,18 @@ def message_problems(message: Message, terms: Iterable[Term] = ()) -> list[str]:
     if number and not translation.startswith(f"{number.group(1)}\\. "):
         found.append(f"a numbered heading's translation must start with '{number.group(1)}\\. '")
     english = prose(source) if not _MATH_BLOCK.match(source) else ""  # a $$ block: its \text{} is math
+    chinese = prose(translation) if english else ""
     for term in terms:
-        if term.pattern.search(english) and term.zh not in translation:
+        if not term.pattern.search(english):
+            continue
+        if term.enforce and term.zh not in translation:
             found.append(f"glossary: {term.en!r} is {term.zh!r}")
+        for variant in term.avoid:
+            if match := re.search(variant, chinese):
+                found.append(f"glossary: {term.en!r} is {term.zh!r}, not {match[0]!r}")
+    for rule in banned:
+        if match := re.search(rule.pattern, chinese):
+            found.append(f"write {rule.use}, not {match[0]!r}")
     return found
 
 
@@ -160,15 +187,16 @@ def syntax_problems(path: Path) -> list[str]:
     return found
 
 
-def page_problems(path: Path, terms: list[Term] | None = None) -> list[str]:
+def page_problems(path: Path, terms: list[Term] | None = None, banned: list[Forbidden] | None = None) -> list[str]:
     """Every problem of one page's catalog, each as ``"<page>:<line>: <problem>: <message start>"``."""
     terms = glossary() if terms is None else terms
+    banned = forbidden() if banned is None else banned
     page = path.relative_to(CATALOGS).with_suffix("").as_posix() if path.is_relative_to(CATALOGS) else path.stem
     found = syntax_problems(path)
     entries = messages(read_catalog(path))
     for m in entries:
         where = f"{page}:{m.lineno}"
-        found += [f"{where}: {p}: {m.id[:60]!r}" for p in message_problems(m, terms)]
+        found += [f"{where}: {p}: {m.id[:60]!r}" for p in message_problems(m, terms, banned)]
     translated = [m for m in entries if m.string and not m.fuzzy]
     if page in NOT_PROSE:  # claim boxes, labels: not prose, their pages explain the terms
         return found

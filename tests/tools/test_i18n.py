@@ -25,6 +25,7 @@ from tools.i18n import (
     STATEMENTS_DOMAIN,
     catalogs,
     claim_statements,
+    forbidden,
     glossary,
     markup,
     message_problems,
@@ -36,6 +37,7 @@ from tools.i18n import (
 
 PAGES = toc_docnames()
 TERMS = glossary()
+BANNED = forbidden()
 
 
 def test_every_page_and_the_claim_statements_have_a_catalog() -> None:
@@ -98,6 +100,11 @@ def test_the_glossary_has_one_chinese_term_per_english_term() -> None:
     assert len(set(chinese)) == len(chinese)
 
 
+def test_every_term_says_where_it_comes_from() -> None:
+    assert {t.source for t in TERMS} <= {"notes", "d2l-zh", "book"} and all(t.source for t in TERMS)
+    assert all(t.note for t in TERMS if t.source == "book"), "a choice of the book's own says why"
+
+
 # --- the checker itself, on small examples ------------------------------------------------------------
 
 
@@ -116,10 +123,31 @@ def test_markup_lists_roles_math_code_and_links() -> None:
         ("Self-attention {doc}`02_self_attention`.", "自注意力。", "markup differs"),
         ("3. Scaling and variance", "3. 缩放与方差", "numbered heading"),
         ("Multi-head attention", "多个头的注意力", "glossary"),
+        # a variant of a term that a reader met for the same concept
+        ("Sinusoidal positions extrapolate.", "正弦位置编码可以外推，正弦位置也可以。", "not '正弦位置'"),
+        ("As the lecture shows, it works.", "如本讲所示，讲座也这样说。", "not '讲座'"),
+        ("The hidden state", "隐藏状态（hidden state）", "is '隐状态'"),
+        ("Open the notebook on your laptop.", "在笔记本电脑上打开笔记本。", "not '笔记本电脑'"),
+        ("We mask the future.", "我们对未来做掩码。", "not '做掩码'"),
+        # what no Chinese prose may hold, whatever the English says
+        ("Vaswani et al. show it.", "Vaswani et al. 表明了这一点。", "write 等人"),
+        ("Autograd gives it.", "Autograd 给出了它。", "write 自动微分"),
+        ("It is 5 times smaller.", "它小 5 倍。", "不到"),
+        ("Print it.", "列印它。", "write 打印"),
     ],
 )
 def test_the_checker_finds_each_kind_of_problem(english: str, chinese: str, problem: str) -> None:
-    assert any(problem in p for p in message_problems(Message(english, chinese), TERMS))
+    assert any(problem in p for p in message_problems(Message(english, chinese), TERMS, BANNED))
+
+
+def test_the_plain_sense_of_a_term_is_not_held_to_its_technical_one() -> None:
+    """'the relative position of two tokens' is 相对位置 (not the method); code keeps its English."""
+    for english, chinese in [
+        ("the relative position of two tokens", "两个词元的相对位置"),
+        ("Run `notebook.ipynb`.", "运行 `notebook.ipynb`。"),
+        ("a warm-up for the final project", "为期末项目准备的热身练习"),
+    ]:
+        assert message_problems(Message(english, chinese), TERMS, BANNED) == [], english
 
 
 def test_the_checker_accepts_a_faithful_translation() -> None:

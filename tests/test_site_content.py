@@ -135,6 +135,26 @@ def test_every_figure_is_on_the_page(chapter: Path, built) -> None:
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=_ids(CHAPTERS))
+def test_every_figure_has_a_number_a_caption_and_alt_text_from_it(chapter: Path, built) -> None:
+    """A chapter's figures are "Figure N.k", each with a caption that says what to see in it (its
+    cell's ``mystnb.figure.caption``) and that caption as its alt text (not the image's file path)."""
+    docname = f"book/{chapter.stem}"
+    number = int(chapter.stem[:2])
+    soup = BeautifulSoup((HTML / f"{docname}.html").read_text(encoding="utf-8"), "html.parser")
+    images = soup.select("article .cell_output img, article figure img")
+    assert images, f"{docname} shows no figure"
+    for k, image in enumerate(images, start=1):
+        figure = image.find_parent("figure")
+        assert figure is not None and figure.figcaption is not None, f"{docname}: image {k} has no caption"
+        caption = " ".join(figure.figcaption.get_text(" ").split())
+        assert caption.startswith(f"Figure {number}.{k}"), f"{docname}: image {k} is numbered {caption[:20]!r}"
+        text = caption.split(" ", 2)[2].strip()
+        assert "_images/" not in image.get("alt", "") and image.get("alt", "").strip() == text, (
+            f"{docname}: image {k}'s alt text is {image.get('alt')!r}, not its caption"
+        )
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=_ids(CHAPTERS))
 def test_exercises_are_numbered_with_solutions_in_dropdowns(chapter: Path, built) -> None:
     docname = f"book/{chapter.stem}"
     page = _page(docname)

@@ -556,22 +556,38 @@ def merge(app: Sphinx, env, docnames, other) -> None:
     _claims(env).update({d: c for d, c in _claims(other).items() if d in docnames})
 
 
-def number_exercises_per_chapter(app: Sphinx, env) -> list[str]:
-    """Exercise k of chapter N is "Exercise N.k" (sphinx-exercise counts across the whole book).
+def number_per_chapter(app: Sphinx, env) -> list[str]:
+    """Exercise k and figure k of chapter N are "Exercise N.k" and "Figure N.k" (sphinx-exercise counts
+    exercises across the whole book, Sphinx figures page by page).
 
     Runs after Sphinx has assigned its figure numbers (`env-get-updated`, connected after the
-    built-in collector), and rewrites the exercise numbers of every page in place: numbered in
-    the order Sphinx counted them, i.e. the page's reading order.
+    built-in collector), and rewrites the numbers of every page in place: numbered in the order
+    Sphinx counted them, i.e. the page's reading order. A {numref} to a figure then reads "Figure 4.2"
+    (图 4.2 on the Chinese site: ``numfig_format`` from ``locale/zh_CN/site.yml``).
     """
     for docname, by_type in env.toc_fignumbers.items():
-        numbers = by_type.get("exercise")
-        if not numbers:
-            continue
         m = CHAPTER_DOC.match(docname)
         prefix = (int(m.group(1)),) if m else ()
-        for k, key in enumerate(sorted(numbers, key=numbers.get), start=1):
-            numbers[key] = (*prefix, k)
+        for kind in ("exercise", "figure"):
+            numbers = by_type.get(kind)
+            if not numbers:
+                continue
+            for k, key in enumerate(sorted(numbers, key=numbers.get), start=1):
+                numbers[key] = (*prefix, k)
     return []
+
+
+def alt_from_caption(app: Sphinx, doctree: nodes.document) -> None:
+    """A figure's image is described by its caption (what a screen reader reads, and what shows if the
+    image cannot): myst-nb gives an output's image its file path as ``alt``."""
+    for figure in doctree.findall(nodes.figure):
+        captions = list(figure.findall(nodes.caption))
+        if not captions:
+            continue
+        text = " ".join(captions[0].astext().split())
+        for image in figure.findall(nodes.image):
+            if not image.get("alt") or "_images/" in image.get("alt", "") or image["alt"] == image.get("uri"):
+                image["alt"] = text
 
 
 def write_json(app: Sphinx, exception) -> None:
@@ -735,7 +751,8 @@ def setup(app: Sphinx) -> dict:
     app.add_directive("claims-ledger", ClaimsLedger)
     app.connect("doctree-read", collect_claims)
     app.connect("doctree-read", hide_solution_markers)
-    app.connect("env-get-updated", number_exercises_per_chapter, priority=900)
+    app.connect("env-get-updated", number_per_chapter, priority=900)
+    app.connect("doctree-resolved", alt_from_caption)
     app.add_post_transform(FillRuntimes)
     app.connect("env-updated", rewrite_users_after_execution)
     app.connect("env-purge-doc", purge)

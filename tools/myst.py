@@ -90,6 +90,7 @@ ADMONITIONS = {
 WORDS = {
     "en": {
         "exercise": "Exercise {number}",
+        "figure": "Figure {number}",
         "solution": "Solution to Exercise {number}",
         "solution_code": "The code cell below is one solution (collapsed): try the exercise before you open it.",
         "stop": ".",
@@ -97,6 +98,7 @@ WORDS = {
     },
     "zh_CN": {
         "exercise": "练习 {number}",
+        "figure": "图 {number}",
         "solution": "练习 {number} 的解答",
         "solution_code": "下面的代码单元是一种解答（已折叠）：先自己做，再打开它。",
         "stop": "。",
@@ -361,6 +363,24 @@ def without_solution_markers(source: str) -> str:
     return code if source.endswith("\n") else code.rstrip("\n")
 
 
+def figure_captions(nb: nbformat.NotebookNode, *, book: Book, docname: str, edition: str) -> dict[int, str]:
+    """The caption of every figure the notebook's code cells draw (their ``mystnb.figure.caption``), as
+    plain Jupyter markdown by the cell's index: ``**Figure 4.2.** caption`` (the site's number; 图 4.2 in
+    Chinese), to show below the cell, where the site shows it."""
+    chapter = _chapter(docname)
+    found, k = {}, 0
+    for i, cell in enumerate(nb.cells):
+        caption = ((cell.get("metadata", {}).get("mystnb") or {}).get("figure") or {}).get("caption")
+        if cell.cell_type != "code" or not caption:
+            continue
+        k += 1
+        number = f"{chapter}.{k}" if chapter is not None else str(k)
+        context = Context(book, docname, edition, f"{docname}.ipynb, cell {i} (caption)")
+        text = join(convert(book.translate(caption, docname), context=context), edition).strip()
+        found[i] = f"**{book.words['figure'].format(number=number)}.** {text}"
+    return found
+
+
 def notebook_to_jupyter(
     nb: nbformat.NotebookNode, *, book: Book, docname: str, edition: str = "reader", where: str | None = None
 ) -> nbformat.NotebookNode:
@@ -374,6 +394,7 @@ def notebook_to_jupyter(
     """
     out = copy.deepcopy(nb)
     where = where or f"{docname}.ipynb"
+    captions = figure_captions(out, book=book, docname=docname, edition=edition)
     cells = []
     in_solution = False
     for i, cell in enumerate(out.cells):
@@ -383,6 +404,8 @@ def notebook_to_jupyter(
                 cell.metadata["cellView"] = "form"
                 cell.source = without_solution_markers(cell.source)
             cells.append(cell)
+            if i in captions:
+                cells.append(nbformat.v4.new_markdown_cell(captions[i]))
             continue
         context = Context(book, docname, edition, f"{where}, cell {i}")
         parts = convert(book.translate(cell.source, docname), context=context)

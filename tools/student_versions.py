@@ -37,7 +37,7 @@ from nbconvert.preprocessors import ClearOutputPreprocessor
 from nbgrader.preprocessors import ClearSolutions
 
 from tools.common import REPO, chapters
-from tools.myst import Book, Context, Part, convert, directives
+from tools.myst import Book, Context, Part, convert, directives, figure_captions
 
 TEXT_STUB = ClearSolutions.text_stub.default_value  # "YOUR ANSWER HERE"
 CODE_STUB = ClearSolutions().code_stub["python"]  # "# YOUR CODE HERE\nraise NotImplementedError()"
@@ -146,9 +146,12 @@ def student_version(
     written = ({p.label for p in found if p.kind == "exercise"} - coding) | {
         p.label for p in found if p.kind == "solution"
     }
+    captions = figure_captions(nb, book=book, docname=docname, edition="student")
     cells = []
-    for cell, parts in zip(nb.cells, converted):
+    for i, (cell, parts) in enumerate(zip(nb.cells, converted)):
         cells += [cell] if parts is None else _split(cell, parts, written, coding, book)
+        if i in captions:
+            cells.append(nbformat.v4.new_markdown_cell(captions[i]))
     nb.cells = cells
     resources: dict = {}
     nb, resources = ClearSolutions(enforce_metadata=False).preprocess(nb, resources)

@@ -228,3 +228,22 @@ def test_roles_are_found_in_lists_blockquotes_headings_and_tables(reader: Contex
         f"| `{{doc}}`x`` | {link} |\n|---|---|\n| {link} | `{{doc}}`y`` |"
     )
     assert to_jupyter(source, context=reader) == expected
+
+
+def test_a_figures_caption_follows_its_cell_in_the_editions(book: Book) -> None:
+    """A code cell whose metadata gives its figure a caption (``mystnb.figure``) is followed, in the
+    Colab edition and the student version, by the caption as the site numbers it."""
+    import nbformat
+
+    from tools.myst import figure_captions, notebook_to_jupyter
+
+    figure = nbformat.v4.new_code_cell("plot()", metadata={"mystnb": {"figure": {"caption": "Loss falls with $T$."}}})
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1"), figure, figure])
+    assert figure_captions(nb, book=book, docname="book/04_multi_head", edition="reader") == {
+        1: "**Figure 4.1.** Loss falls with $T$.",
+        2: "**Figure 4.2.** Loss falls with $T$.",
+    }
+    out = notebook_to_jupyter(nb, book=book, docname="book/04_multi_head")
+    assert [c.cell_type for c in out.cells] == ["code", "code", "markdown", "code", "markdown"]
+    zh = Book.load(language="zh_CN")
+    assert figure_captions(nb, book=zh, docname="book/04_multi_head", edition="reader")[1].startswith("**图 4.1.**")

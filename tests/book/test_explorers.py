@@ -308,3 +308,14 @@ def test_an_explorer_drawn_in_another_language_speaks_it_in_its_figure_and_its_s
 
         assert term("seed 12") == "种子 12" and term("query") == "查询" and term("value") == "value"
     assert "Point at a" in lib.attention_explorer(weights, ["a", "b", "c"], ["x", "y", "z"]).html  # English again
+
+
+def test_the_readout_says_when_a_row_shows_no_preference() -> None:
+    """A row of equal weights has no "most weight": the line says so (it said "most weight on 'cat'
+    (0.25)" for four equal weights, and picked "cat" for 0.50/0.50)."""
+    even = lib.attention_explorer(torch.full((1, 4), 0.25), ["q"], ["cat", "dog", "sat", "mat"])
+    assert "equal weight on all 4 keys (0.25 each)" in even.html and "most weight" not in even.html.split("<script")[0]
+    two = lib.attention_explorer(torch.tensor([[0.5, 0.5, 0.0]]), ["q"], ["cat", "dog", "mat"])
+    assert "equal weight on “cat”, “dog” (0.50 each)" in two.html
+    one = lib.attention_explorer(torch.tensor([[0.7, 0.2, 0.1]]), ["q"], ["cat", "dog", "mat"])
+    assert "most weight on “cat” (0.70)" in one.html

@@ -22,9 +22,13 @@ const b=$('rect.bar[data-col="'+j+'"]');b.setAttribute('y',data.base-h);b.setAtt
 b.dataset.weight=v.toFixed(3);b.firstChild.textContent=say('bar',{key:cols[j],weight:v.toFixed(3)});
 const t=$('text.bar-text[data-col="'+j+'"]');if(t){t.setAttribute('y',data.base-h-3);t.textContent=fmt(v,2);}}
 let top=0;for(let j=1;j<data.K;j++)if(W(i,j)>W(i,top))top=j;
+const tied=[];for(let j=0;j<data.K;j++)if(W(i,top)-W(i,j)<0.0015)tied.push(j);
 const views=sel.map((x)=>say('view',{label:x.dataset.label,option:x.options[x.selectedIndex].text})).join(S.list);
-let s=say('readout',{row:data.row_title,label:labels[i],views:sel.length?say('views',{views:views}):'',
-key:cols[top],weight:fmt(W(i,top),2),sum:fmt(sum,2)});if(data.values)s+=say('output',{output:fmt(out,2)});
+const v={row:data.row_title,label:labels[i],views:sel.length?say('views',{views:views}):'',key:cols[top],
+weight:fmt(W(i,top),2),sum:fmt(sum,2),n:data.K,column:data.column_title,
+keys:tied.map((j)=>say('quoted',{key:cols[j]})).join(S.list)};
+let s=say(tied.length===data.K&&data.K>1?'readout_even':tied.length>1?'readout_tie':'readout',v);
+if(data.values)s+=say('output',{output:fmt(out,2)});
 $('.explorer-readout').textContent=s;root.dataset.row=i;root.dataset.sum=sum;if(data.values)root.dataset.output=out;
 root.dataset.weights=JSON.stringify(Array.from({length:data.K},(_,j)=>W(i,j)));}
 function draw(){view=0;sel.forEach((s,k)=>{view=view*data.shape[k]+(+s.value);});const r=set(data.rows),c=set(data.cols);
@@ -140,16 +144,30 @@ def attention_explorer(
         "Q": Q, "K": K, "cell": cell, "top": top, "left": left, "base": base, "barh": bar_height - 14,
         "shape": list(w.shape[:-2]), "w": [round(x * 1000) for x in view.flatten().tolist()],
         "rows": row_sets, "cols": column_sets, "values": None if values is None else [float(v) for v in values],
-        "row_title": row_title, "vmax": top_colour,
+        "row_title": row_title, "column_title": column_title, "vmax": top_colour,
     }  # fmt: skip
     controls = join(select(label, options, k) for k, (label, options) in enumerate(selectors))
-    top_key = int(first[0].argmax())
     views = say("common.list").join(say("attention.view", label=label, option=str(o[0])) for label, o in selectors)
-    readout = say("attention.readout", row=row_title, label=row_sets[0][0],
-                  views=say("attention.views", views=views) if selectors else "", key=column_sets[0][top_key],
-                  weight=number(float(first[0, top_key]), ".2f"), sum=number(float(first[0].sum()), ".2f"))  # fmt: skip
+    readout = _readout(first[0], row_title, column_title, row_sets[0][0], column_sets[0],
+                       say("attention.views", views=views) if selectors else "")  # fmt: skip
     if values is not None:
         output = sum(float(a) * float(v) for a, v in zip(first[0], values))  # o = Σ_j α_0j v_j
         readout += say("attention.output", output=number(output, ".2f"))
     return Explorer(name, join(parts), width=width, height=height, data=data, script=_SCRIPT,
                     controls=controls, readout=readout, words="attention", call=call)  # fmt: skip
+
+
+def _readout(
+    weights: torch.Tensor, row_title: str, column_title: str, label: str, columns: list[str], views: str
+) -> str:
+    """The line below the figure for one row of weights: the key with the most weight, or, where several
+    tie (to the three decimals the data keeps: 0.5 and 0.5, four times 0.25), all of them; ``equal
+    weight on all`` where every key ties, the row that shows no preference."""
+    w = [round(float(x) * 1000) / 1000 for x in weights]  # the data's precision: the script compares the same
+    top = max(range(len(w)), key=lambda j: (w[j], -j))
+    tied = [j for j in range(len(w)) if w[top] - w[j] < 0.0015]
+    values = dict(row=row_title, label=label, views=views, key=columns[top], weight=number(w[top], ".2f"),
+                  sum=number(float(weights.sum()), ".2f"), n=number(len(w)), column=column_title,
+                  keys=say("common.list").join(say("attention.quoted", key=columns[j]) for j in tied))  # fmt: skip
+    entry = "readout_even" if len(tied) == len(w) > 1 else "readout_tie" if len(tied) > 1 else "readout"
+    return say(f"attention.{entry}", **values)

@@ -66,8 +66,8 @@ def slider(words: str, marker: str, shown: str, *, steps: int, at: int, aria_lab
     ``shown`` in bold (class ``marker``, which the script rewrites)."""
     if not marker.isidentifier():
         raise ValueError(f"marker={marker!r} must be an identifier")
-    value = Html(f"<b class='{marker}'>") + shown + Html("</b>")
-    return el("label", say(words, value=value), el("input", type="range", min="0", max=str(steps - 1), value=str(at),
+    value = Html(f"<b class='{marker}'>") + shown + Html("</b>")  # the words in one span: the label is a flex box
+    return el("label", el("span", say(words, value=value)), el("input", type="range", min="0", max=str(steps - 1), value=str(at),
               step="1", aria_label=aria_label, aria_valuetext=aria_valuetext))  # fmt: skip
 
 

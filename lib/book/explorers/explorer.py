@@ -92,7 +92,8 @@ class Explorer:
 def _style(id: str) -> Html:
     """The explorer's style sheet, every rule scoped to its element's id."""
     rules = [
-        f"{{font:13px/1.45 {FONT};color:{INK};margin:.3em 0 .8em}}",
+        # its own light ground: the figure's colours and ink are drawn for it, also on a dark page
+        f"{{font:13px/1.45 {FONT};color:{INK};background:#ffffff;margin:.3em 0 .8em;padding:.3em .5em;border-radius:4px}}",
         " .explorer-controls{display:flex;flex-wrap:wrap;gap:.3em 1.4em;align-items:center;margin:0 0 .35em}",
         " .explorer-controls label{display:inline-flex;gap:.4em;align-items:center}",
         f" .explorer-controls select,#{id} .explorer-controls input{{font:inherit}}",
@@ -101,6 +102,9 @@ def _style(id: str) -> Html:
         " [data-index]{cursor:pointer}",
         f" [data-index]:focus{{outline:2px solid {HIGHLIGHT};outline-offset:1px}}",
         " .explorer-readout{margin:.35em 0 0;min-height:1.45em}",
+        # a source string in the controls: the explorer's own ink, not the theme's code colours (pale pink
+        # on grey in dark mode, on the explorer's light background)
+        f" code{{color:{INK};background:#f2f2f2;padding:0 .25em;border-radius:3px;font-size:95%}}",
     ]
     return style(
         "".join(f"#{id}{rule}" for rule in rules) + f"@media print{{#{id} .explorer-controls{{display:none}}}}"

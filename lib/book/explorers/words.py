@@ -87,6 +87,9 @@ WORDS: dict[str, str] = {
     "attention.values": "value vⱼ",
     "attention.view": "{label} {option}",
     "attention.readout": "{row} “{label}”{views}: most weight on “{key}” ({weight}); weights sum to {sum}",
+    "attention.readout_tie": "{row} “{label}”{views}: equal weight on {keys} ({weight} each); weights sum to {sum}",
+    "attention.readout_even": "{row} “{label}”{views}: equal weight on all {n} {column}s ({weight} each)",
+    "attention.quoted": "“{key}”",
     "attention.views": " ({views})",
     "attention.output": "; output o = Σ αⱼ vⱼ = {output}",
     # mask_explorer: which keys each query may see

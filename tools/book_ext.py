@@ -577,7 +577,7 @@ def number_per_chapter(app: Sphinx, env) -> list[str]:
     return []
 
 
-def alt_from_caption(app: Sphinx, doctree: nodes.document) -> None:
+def alt_from_caption(app: Sphinx, doctree: nodes.document, docname: str) -> None:
     """A figure's image is described by its caption (what a screen reader reads, and what shows if the
     image cannot): myst-nb gives an output's image its file path as ``alt``."""
     for figure in doctree.findall(nodes.figure):
@@ -733,6 +733,24 @@ def colab_button_opens_the_edition(app: Sphinx, pagename, templatename, context,
             button["url"] = colab_edition_url(button["url"], branch, pagename, folder)
 
 
+PDF_WORDS = {"en": "The whole book (PDF)", "zh_CN": "全书（PDF）"}
+
+
+def link_the_book_pdf(app: Sphinx, pagename, templatename, context, doctree) -> None:
+    """The download menu of every page offers the whole book as PDF, in the page's language
+    (``book.pdf`` at the site's root: ``tools/pdf.py``), when the build makes it (``BOOK_PDF=1``)."""
+    if os.environ.get("BOOK_PDF") != "1" or app.builder.name != "html":
+        return
+    url = context["pathto"]("book.pdf", 1)
+    entry = {"type": "link", "url": url, "text": "book.pdf", "icon": "fas fa-book",
+             "tooltip": PDF_WORDS.get(getattr(app.config, "language", None) or "en", PDF_WORDS["en"]),
+             "label": "book-pdf-button"}  # fmt: skip
+    for group in context.get("header_buttons") or []:
+        if any(b.get("label") == "download-source-button" for b in group.get("buttons") or []):
+            group["buttons"].append(entry)
+            return
+
+
 def setup(app: Sphinx) -> dict:
     # For every kernel this build starts (they inherit the environment): see lib.training.loop.
     os.environ.setdefault("TQDM_DISABLE", "1")
@@ -761,4 +779,5 @@ def setup(app: Sphinx) -> dict:
     app.connect("html-page-context", dedupe_scripts)
     # After sphinx-book-theme adds its launch buttons (priority 501).
     app.connect("html-page-context", colab_button_opens_the_edition, priority=502)
+    app.connect("html-page-context", link_the_book_pdf, priority=502)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True, "env_version": 2}

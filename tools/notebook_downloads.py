@@ -1,10 +1,12 @@
 """Every chapter to run at home, for readers who cannot reach Colab (loaded by `book_ext`).
 
-Each site (English, Chinese) offers one zip, ``_downloads/transformers-executed-notebooks.zip``:
+Each site (English, Chinese) offers one zip, ``_downloads/transformers-executed-chapters.zip``:
 
 - ``notebooks/``: every notebook of the book in plain Jupyter markdown, in the site's language (the
   Colab editions, ``colab/`` or ``colab/zh/``: tools/editions.py), code cells as in the chapters;
-- ``lib/``, ``pyproject.toml`` and ``README.md``: the package every chapter imports (``pip install -e .``);
+- ``lib/`` and ``pyproject.toml``: the package every chapter imports (``pip install -e .``);
+- ``README.md``: how to run the notebooks, in the site's language (the repository's own README speaks of
+  commands that the zip does not hold);
 - ``requirements.txt``: what the chapters need to run, pinned as the book's own environment pins it,
   plus JupyterLab (chapter 9's pretrained model is a pinned wheel: no hub, no account, no download at
   run time).
@@ -24,24 +26,40 @@ from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective
 
-ZIP_NAME = "transformers-executed-notebooks.zip"
+ZIP_NAME = "transformers-executed-chapters.zip"  # the chapters of "Transformers, Executed", outputs cleared
 FOLDERS = {"en": "colab", "zh_CN": "colab/zh"}  # tools/editions.py's editions
 # The sections of requirements.txt that running the chapters needs (not the site's, the tests' ...).
 READER_SECTIONS = ("lib's runtime", "chapter 9", "book: what chapters use")
 README = {
     "en": (
-        "Transformers, Executed: every chapter to run on your own machine.\n\n"
-        "  python3 -m venv .venv\n"
-        "  .venv/bin/pip install -r requirements.txt      # Windows: .venv\\Scripts\\pip\n"
-        "  .venv/bin/jupyter lab notebooks/\n\n"
-        "Python 3.11 or newer. No account, no hub: everything the chapters use is installed above.\n"
+        "# Transformers, Executed: every chapter to run on your own machine\n\n"
+        "The chapters are in notebooks/, as plain Jupyter notebooks (their outputs are made when you run\n"
+        "them). Python 3.11 or newer. No account, no hub: pip installs everything below, PyTorch included.\n\n"
+        "Linux or macOS:\n\n"
+        "    python3 -m venv .venv\n"
+        "    .venv/bin/pip install -r requirements.txt --extra-index-url https://download.pytorch.org/whl/cpu\n"
+        "    .venv/bin/jupyter lab notebooks/\n\n"
+        "Windows:\n\n"
+        "    python -m venv .venv\n"
+        "    .venv\\Scripts\\pip install -r requirements.txt\n"
+        "    .venv\\Scripts\\jupyter lab notebooks\\\n\n"
+        "On Linux, the extra index gives PyTorch's CPU build (about 200 MB); without it pip takes the build for\n"
+        "NVIDIA GPUs, several GB. With a GPU, install PyTorch for it first (pytorch.org), then the rest.\n"
     ),
     "zh_CN": (
-        "可执行的 Transformer 教科书：在你自己的电脑上运行每一章。\n\n"
-        "  python3 -m venv .venv\n"
-        "  .venv/bin/pip install -r requirements.txt      # Windows：.venv\\Scripts\\pip\n"
-        "  .venv/bin/jupyter lab notebooks/\n\n"
-        "需要 Python 3.11 或更新版本。无需账号，也无需访问模型仓库：各章用到的一切都由上面的命令安装。\n"
+        "# 可执行的 Transformer 教科书：在你自己的电脑上运行每一章\n\n"
+        "各章在 notebooks/ 中，是普通的 Jupyter 笔记本（输出在你运行时生成）。需要 Python 3.11 或更新版本。\n"
+        "无需账号，也无需访问模型中心：下面的命令会用 pip 安装一切，包括 PyTorch。\n\n"
+        "Linux 或 macOS：\n\n"
+        "    python3 -m venv .venv\n"
+        "    .venv/bin/pip install -r requirements.txt --extra-index-url https://download.pytorch.org/whl/cpu\n"
+        "    .venv/bin/jupyter lab notebooks/\n\n"
+        "Windows：\n\n"
+        "    python -m venv .venv\n"
+        "    .venv\\Scripts\\pip install -r requirements.txt\n"
+        "    .venv\\Scripts\\jupyter lab notebooks\\\n\n"
+        "在 Linux 上，额外的索引提供 PyTorch 的 CPU 版本（约 200 MB）；否则 pip 会下载为 NVIDIA GPU 构建的版本，\n"
+        "有好几 GB。若有 GPU，先按 pytorch.org 的说明为它安装 PyTorch，再安装其余部分。\n"
         "若 PyPI 访问缓慢，可为 pip 加上国内镜像，例如 -i https://pypi.tuna.tsinghua.edu.cn/simple\n"
     ),
 }
@@ -71,10 +89,9 @@ def write_zip(repo: Path, out: Path, language: str = "en") -> Path:
             if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
                 z.write(path, f"{root}/{path.relative_to(repo).as_posix()}")
         z.write(repo / "pyproject.toml", f"{root}/pyproject.toml")
-        z.write(repo / "README.md", f"{root}/README.md")
+        z.writestr(f"{root}/README.md", README[language])  # pyproject.toml's readme: how to run the notebooks
         requirements = (repo / "requirements.txt").read_text(encoding="utf-8")
         z.writestr(f"{root}/requirements.txt", reader_requirements(requirements))
-        z.writestr(f"{root}/RUN-LOCALLY.txt", README[language])
     return out
 
 

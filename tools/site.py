@@ -27,6 +27,7 @@ from pathlib import Path
 import yaml
 
 from tools import execution
+from tools import pdf as pdfs
 from tools.common import REPO, notebooks
 
 BUILD = REPO / "_build"
@@ -131,7 +132,9 @@ def _translated_toc(strings: dict) -> Path:
     return out
 
 
-def build_sphinx_language(language: str, outdir: Path, builder: str = "html", warningiserror: bool = True) -> int:
+def build_sphinx_language(
+    language: str, outdir: Path, builder: str = "html", warningiserror: bool = True, overrides: dict | None = None
+) -> int:
     """The book's Sphinx configuration, as Jupyter Book writes it from ``_config.yml``, built in `language`.
 
     Notebooks are read from the execution cache (never executed): a notebook missing from the cache
@@ -140,7 +143,7 @@ def build_sphinx_language(language: str, outdir: Path, builder: str = "html", wa
     from jupyter_book.sphinx import build_sphinx
 
     sys.path.insert(0, str(REPO / "tools"))  # the local extension book_ext (as _config.yml says)
-    overrides: dict = {"latex_individualpages": False, "nitpicky": True}
+    extra, overrides = overrides, {"latex_individualpages": False, "nitpicky": True}
     if language != "en":
         strings = yaml.safe_load(SITE_STRINGS.read_text(encoding="utf-8"))
         overrides |= {
@@ -159,6 +162,10 @@ def build_sphinx_language(language: str, outdir: Path, builder: str = "html", wa
         overrides["external_toc_path"] = (REPO / "_toc.yml").as_posix()
     if builder == "gettext":
         overrides |= {"nb_execution_mode": "off", "gettext_compact": False}
+    if builder not in ("html", "gettext"):  # the one-page book (tools/pdf.py) reads the cache, executes nothing
+        overrides |= {"nb_execution_mode": "cache", "nb_execution_cache_path": CACHE.as_posix()}
+        overrides |= {"nb_execution_raise_on_error": True}
+    overrides |= extra or {}
     os.environ.setdefault("TQDM_DISABLE", "1")
     result = build_sphinx(
         REPO,
@@ -181,6 +188,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--language", choices=["both", "en", ZH], default="both")
     parser.add_argument("--keep-cache", action="store_true", help="render from the execution cache as it is")
     parser.add_argument("--jobs", type=int, default=None, help="notebooks executed at a time (default: one per core)")
+    parser.add_argument("--no-pdf", action="store_true", help="leave out the whole-book PDFs (tools/pdf.py)")
     parser.add_argument("--out", type=Path, default=BUILD / "gettext", help="where --gettext writes (_build/gettext)")
     args = parser.parse_args(argv)
     if args.gettext:
@@ -192,18 +200,23 @@ def main(argv: list[str] | None = None) -> int:
     elif (code := execute_notebooks(args.jobs)) != 0:
         print("tools.site: a notebook failed (its traceback is above); nothing was rendered", file=sys.stderr)
         return code
+    pdf = not args.no_pdf and pdfs.browser() is not None
+    if not args.no_pdf and not pdf:
+        print(
+            "tools.site: no Chromium or Chrome (apt-get install chromium): the site without its PDFs", file=sys.stderr
+        )
+    os.environ["BOOK_PDF"] = "1" if pdf else "0"  # the pages link to the PDF (tools/book_ext.py)
     if args.language == "en":
-        return build_english()
+        return build_english() or (pdf and pdfs.build("en"))
     if args.language == ZH:
         print(ZH_BUILD_MARKER, flush=True)
-        return build_chinese()
-    # Both languages side by side, from the cache: the Chinese build in a second process, its log
-    # printed after the English one.
+        return build_chinese() or (pdf and pdfs.build(ZH))
+    # Both languages side by side, from the cache: the Chinese build (and its PDF) in a second process,
+    # its log printed after the English one.
     with tempfile.TemporaryFile("w+") as log:
-        chinese = subprocess.Popen(
-            [sys.executable, "-m", "tools.site", "--language", ZH], cwd=REPO, stdout=log, stderr=subprocess.STDOUT
-        )
-        english = build_english()
+        command = [sys.executable, "-m", "tools.site", "--language", ZH] + ([] if pdf else ["--no-pdf"])
+        chinese = subprocess.Popen(command, cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
+        english = build_english() or (pdf and pdfs.build("en"))
         code = chinese.wait()
         log.seek(0)
         print(log.read(), end="", flush=True)

@@ -42,6 +42,7 @@ _ARITHMETIC = {
     ast.FloorDiv: operator.floordiv,
 }
 _ORDER = (ast.Gt, ast.GtE, ast.Lt, ast.LtE)
+_MODULES = {"np", "numpy", "statistics"}  # np.median(x) and the like (:func:`_numpy_call`)
 
 
 @dataclass
@@ -152,7 +153,7 @@ def _over_recorded(condition: ast.expr, recorded: dict[str, ast.expr]) -> ast.ex
 
     rewritten = Names().visit(ast.parse(ast.unparse(condition), mode="eval").body)
     for node in ast.walk(rewritten):
-        if isinstance(node, ast.Name) and node.id not in recorded and node.id not in _FUNCTIONS:
+        if isinstance(node, ast.Name) and node.id not in recorded and node.id not in {*_FUNCTIONS, *_MODULES}:
             return None
         if isinstance(node, (ast.Lambda, ast.GeneratorExp, ast.ListComp, ast.Attribute)) and not _numpy_call(node):
             return None

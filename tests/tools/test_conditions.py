@@ -17,6 +17,7 @@ for name in names:
 lib.check("two paths agree", gap < 1e-5, gap=gap)
 lib.claim("reads more than it records", a < b, a=a)
 lib.claim("records a list", min(accs) > 0.95, accs=accs)
+lib.claim("the median is high", np.median(accs) > 0.9, accs=accs)
 %timeit x
 """
 
@@ -27,7 +28,7 @@ def calls():
 
 
 def test_every_claim_and_check_call_is_found_with_its_kind(calls) -> None:
-    assert [c.kind for c in calls] == ["Claim"] * 5 + ["Check"] + ["Claim"] * 2
+    assert [c.kind for c in calls] == ["Claim"] * 5 + ["Check"] + ["Claim"] * 3
     assert calls[0].source == "attended.min() > 0.9"
 
 
@@ -63,3 +64,5 @@ def test_functions_of_a_recorded_list(calls) -> None:
     listed = find(calls, "Claim", "records a list", 0)
     assert listed.margin({"accs": [0.99, 0.97, 0.98]}).value == pytest.approx(0.02)
     assert listed.margin({"accs": "nan"}) is None  # cannot be evaluated: no margin, no error
+    median = find(calls, "Claim", "the median is high", 0)
+    assert median.margin({"accs": [0.99, 0.93, 0.95]}).value == pytest.approx(0.05)

@@ -209,6 +209,7 @@ class Book:
     titles: dict[str, str]  # docname -> page title ("2. Self-attention")
     exercises: dict[str, Exercise]  # label -> exercise
     targets: dict[str, tuple[str, str]]  # (label)= targets: label -> (docname, text of the heading after it)
+    figures: dict[str, tuple[str, str]] = field(default_factory=dict)  # figure name -> (docname, "4.2")
     citations: dict[str, Citation] = field(default_factory=dict)
     references_doc: str = "book/references"
     language: str = "en"  # "zh_CN": the Chinese edition (prose from locale/zh_CN, links to the Chinese site)
@@ -241,6 +242,7 @@ class Book:
         if path.exists():
             nb = nbformat.read(path, as_version=4)
             sources = [c.source for c in nb.cells if c.cell_type == "markdown"]
+            self._read_figures(nb, docname)
         else:
             sources = [(self.repo / f"{docname}.md").read_text(encoding="utf-8")]
         sources = [self.translate(source, docname) for source in sources]
@@ -268,6 +270,17 @@ class Book:
                     if label:
                         self.exercises[label] = Exercise(label, docname, number, title, self.language)
         self.titles.setdefault(docname, PurePosixPath(docname).name)
+
+    def _read_figures(self, nb: nbformat.NotebookNode, docname: str) -> None:
+        """The names of the page's figures (their cells' ``mystnb.figure.name``), numbered as the site
+        numbers them: the k-th captioned figure of chapter N is N.k."""
+        chapter, k = _chapter(docname), 0
+        for cell in nb.cells:
+            figure = (cell.get("metadata", {}).get("mystnb") or {}).get("figure") or {}
+            if cell.cell_type == "code" and figure.get("caption"):
+                k += 1
+                if figure.get("name"):
+                    self.figures[figure["name"]] = (docname, f"{chapter}.{k}" if chapter is not None else str(k))
 
     def page_url(self, docname: str, anchor: str = "") -> str:
         return f"{self.site}{docname}.html" + (f"#{anchor}" if anchor else "")
@@ -377,7 +390,9 @@ def figure_captions(nb: nbformat.NotebookNode, *, book: Book, docname: str, edit
         number = f"{chapter}.{k}" if chapter is not None else str(k)
         context = Context(book, docname, edition, f"{docname}.ipynb, cell {i} (caption)")
         text = join(convert(book.translate(caption, docname), context=context), edition).strip()
-        found[i] = f"**{book.words['figure'].format(number=number)}.** {text}"
+        name = ((cell.metadata.get("mystnb") or {}).get("figure") or {}).get("name")
+        anchor = f'<a id="{name}"></a>' if name else ""  # where {numref} links to, in the notebook itself
+        found[i] = f"{anchor}**{book.words['figure'].format(number=number)}.** {text}"
     return found
 
 
@@ -711,6 +726,10 @@ def _role(name: str, content: str, context: Context, where: str) -> str:
         if label in book.targets and name == "ref":
             docname, heading = book.targets[label]
             return f"[{title or heading}]({_anchor_url(book, context, docname, label)})"
+        if label in book.figures:  # a figure: "Figure 4.2" (the caption cell below it carries the anchor)
+            docname, number = book.figures[label]
+            text = title.replace("%s", number) if title else book.words["figure"].format(number=number)
+            return f"[{text}]({_anchor_url(book, context, docname, label)})"
         raise MystError(where, f"the role {{{name}}}`{content}`", "names a label that no page defines")
     if name in ("cite:p", "cite:t"):
         keys = [k.strip() for k in content.split(",") if k.strip()]

@@ -247,3 +247,16 @@ def test_a_figures_caption_follows_its_cell_in_the_editions(book: Book) -> None:
     assert [c.cell_type for c in out.cells] == ["code", "code", "markdown", "code", "markdown"]
     zh = Book.load(language="zh_CN")
     assert figure_captions(nb, book=zh, docname="book/04_multi_head", edition="reader")[1].startswith("**图 4.1.**")
+
+
+def test_numref_cites_a_figure_by_the_number_the_site_gives_it(book: Book, reader: Context) -> None:
+    """A chapter's figure names (mystnb.figure.name) are numbered as the site numbers them: {numref}
+    links to the caption cell's anchor in the notebook itself, or to the figure on the site."""
+    from tools.myst import Context, convert, join
+
+    name, (docname, number) = next(iter(book.figures.items()))
+    assert name.startswith("fig-") and number.split(".")[0] == str(int(docname.split("/")[1][:2]))
+    here = Context(book, docname, "reader", "test")
+    assert join(convert(f"see {{numref}}`{name}`", context=here), "reader").strip() == f"see [Figure {number}](#{name})"
+    elsewhere = join(convert(f"see {{numref}}`{name}`", context=reader), "reader")
+    assert f"[Figure {number}]({book.page_url(docname, name)})" in elsewhere

@@ -91,6 +91,7 @@ WORDS = {
     "en": {
         "exercise": "Exercise {number}",
         "figure": "Figure {number}",
+        "caption": "**Figure {number}.** ",
         "solution": "Solution to Exercise {number}",
         "solution_code": "The code cell below is one solution (collapsed): try the exercise before you open it.",
         "stop": ".",
@@ -99,6 +100,7 @@ WORDS = {
     "zh_CN": {
         "exercise": "练习 {number}",
         "figure": "图 {number}",
+        "caption": "**图 {number}**　",
         "solution": "练习 {number} 的解答",
         "solution_code": "下面的代码单元是一种解答（已折叠）：先自己做，再打开它。",
         "stop": "。",
@@ -392,7 +394,7 @@ def figure_captions(nb: nbformat.NotebookNode, *, book: Book, docname: str, edit
         text = join(convert(book.translate(caption, docname), context=context), edition).strip()
         name = ((cell.metadata.get("mystnb") or {}).get("figure") or {}).get("name")
         anchor = f'<a id="{name}"></a>' if name else ""  # where {numref} links to, in the notebook itself
-        found[i] = f"{anchor}**{book.words['figure'].format(number=number)}.** {text}"
+        found[i] = f"{anchor}{book.words['caption'].format(number=number)}{text}"
     return found
 
 

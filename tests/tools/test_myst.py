@@ -246,7 +246,7 @@ def test_a_figures_caption_follows_its_cell_in_the_editions(book: Book) -> None:
     out = notebook_to_jupyter(nb, book=book, docname="book/04_multi_head")
     assert [c.cell_type for c in out.cells] == ["code", "code", "markdown", "code", "markdown"]
     zh = Book.load(language="zh_CN")
-    assert figure_captions(nb, book=zh, docname="book/04_multi_head", edition="reader")[1].startswith("**图 4.1.**")
+    assert figure_captions(nb, book=zh, docname="book/04_multi_head", edition="reader")[1].startswith("**图 4.1**　")
 
 
 def test_numref_cites_a_figure_by_the_number_the_site_gives_it(book: Book, reader: Context) -> None:

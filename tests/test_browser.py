@@ -287,7 +287,8 @@ def phone():
 
 @pytest.mark.parametrize("docname", PAGES)
 def test_page_is_readable_on_a_phone(docname: str, phone, site_url: str) -> None:
-    """At 390 px figure text stays >= 9 px (a figure scrolls inside its output rather than shrinking),
+    """At 390 px figure text stays >= 7 px (a figure shrinks to the column down to that size, then
+    scrolls inside its output and opens full size on a tap),
     no display equation is cut off (a wide one scrolls inside its box) and the page does not scroll
     sideways as a whole."""
     from tools.readability import measure_page, summary
@@ -312,3 +313,23 @@ def test_the_readability_check_can_fail() -> None:
     assert not summary("page", {**phone, "math_clipped": ["x"]}, phone=True)[1]  # ... an equation not be cut
     assert not summary("page", {**phone, "page_overflow": 30}, phone=True)[1]  # ... nor the page scroll
     assert not summary("page", {**phone, "figures": [small]}, phone=True)[1]
+
+
+# --- Accessibility: axe-core, the engine of browsers' own audits, on every page of both languages ------
+
+AXE = REPO / "tests" / "assets" / "axe-core-4.14.1.min.js"  # vendored (MPL-2.0: axe-core-LICENSE.txt)
+
+
+@pytest.mark.parametrize("docname", PAGES + ZH_PAGES)
+def test_no_critical_or_serious_accessibility_violation(docname: str, browser, site_url: str) -> None:
+    """axe-core finds no critical or serious violation (a list item that is no list item, a label that
+    says less than its button shows, a link too pale on its ground, controls inside an image)."""
+    browser.get(f"{site_url}/{docname}.html")
+    browser.execute_script(AXE.read_text(encoding="utf-8"))
+    found = browser.execute_async_script(
+        "const done = arguments[arguments.length - 1];"
+        "axe.run(document, {resultTypes: ['violations']}).then((r) => done(r.violations"
+        ".filter((v) => v.impact === 'critical' || v.impact === 'serious')"
+        ".map((v) => [v.impact, v.id, v.nodes.length, v.nodes.slice(0, 2).map((n) => n.target.join(' '))])));"
+    )
+    assert not found, f"{docname}: {found}"

@@ -733,6 +733,80 @@ def colab_button_opens_the_edition(app: Sphinx, pagename, templatename, context,
             button["url"] = colab_edition_url(button["url"], branch, pagename, folder)
 
 
+_TRAILING_PUNCTUATION = re.compile(r"[.,;:!?)\]，。；：！？）、]+")
+
+
+def keep_math_with_its_punctuation(app: Sphinx, doctree: nodes.document, docname: str) -> None:
+    """Inline math and the punctuation right after it stay on one line ("$T$." never breaks before the
+    full stop): both go into one ``<span class="math-nowrap">`` (``_static/book.css``), in every language."""
+    for math in list(doctree.findall(nodes.math)):
+        parent = math.parent
+        if parent is None:
+            continue
+        index = parent.index(math)
+        after = parent[index + 1] if index + 1 < len(parent) else None
+        if not isinstance(after, nodes.Text) or not (m := _TRAILING_PUNCTUATION.match(after.astext())):
+            continue
+        wrapper = nodes.inline("", "", classes=["math-nowrap"])
+        parent.replace(math, wrapper)
+        wrapper += math
+        wrapper += nodes.Text(m[0])
+        rest = after.astext()[len(m[0]) :]
+        if rest:
+            parent.replace(after, nodes.Text(rest))
+        else:
+            parent.remove(after)
+
+
+def accessible_bibliography(app: Sphinx, pagename, templatename, context, doctree) -> None:
+    """The References page's entries are the items of their list: docutils marks the list
+    ``role="list"`` and each entry ``role="doc-biblioentry"``, a role that is deprecated and not a list
+    item (axe-core: aria-required-children, critical)."""
+    if "body" in context and 'role="doc-biblioentry"' in context["body"]:
+        context["body"] = context["body"].replace('role="doc-biblioentry"', 'role="listitem"')
+
+
+PHONE_LABEL_PX = 7  # the smallest label a figure may show on a phone before it stops shrinking
+_IMG = re.compile(r'<img\b([^>]*?)\bsrc="((?:\.\./)*_images/[^"]+\.svg)"([^>]*)/?>')
+_VIEWBOX_WIDTH = re.compile(r'<svg\b[^>]*\bviewBox="[-\d.]+ [-\d.]+ ([\d.]+) [\d.]+"')
+_FONT_SIZE = re.compile(r'font-size[:=]\s*"?([\d.]+)(?:px)?')
+
+
+def phone_width(svg: str) -> float | None:
+    """The width, in CSS px, below which a figure's smallest label would be under
+    :data:`PHONE_LABEL_PX` (its labels are sized in the units of its viewBox)."""
+    width = _VIEWBOX_WIDTH.search(svg)
+    sizes = [float(size) for size in _FONT_SIZE.findall(svg) if float(size) > 0]
+    if width is None or not sizes:
+        return None
+    return float(width[1]) * PHONE_LABEL_PX / min(sizes)
+
+
+def figures_for_phones(app: Sphinx, exception: Exception | None) -> None:
+    """After an HTML build: every SVG figure of every page says how narrow it may get
+    (``--book-min-width``, which ``_static/book.css`` uses on phones), and is a link to itself, so that a
+    figure too wide for a phone opens full size on a tap."""
+    if exception is not None or app.builder.format != "html":
+        return
+    images = Path(app.outdir, "_images")
+    widths: dict[str, float | None] = {}
+
+    def figure(m: re.Match) -> str:
+        name = m[2].rsplit("/", 1)[1]
+        if name not in widths:
+            path = images / name
+            widths[name] = phone_width(path.read_text(encoding="utf-8")) if path.is_file() else None
+        style = f' style="--book-min-width: {widths[name]:.0f}px"' if widths[name] else ""
+        tag = m[0].rstrip(">").rstrip().rstrip("/").rstrip()
+        return f'<a class="book-figure-link" href="{m[2]}">{tag}{style} /></a>'
+
+    for page in Path(app.outdir).rglob("*.html"):
+        text = page.read_text(encoding="utf-8")
+        changed = _IMG.sub(figure, text)
+        if changed != text:
+            page.write_text(changed, encoding="utf-8")
+
+
 PDF_WORDS = {"en": "The whole book (PDF)", "zh_CN": "全书（PDF）"}
 
 
@@ -771,6 +845,7 @@ def setup(app: Sphinx) -> dict:
     app.connect("doctree-read", hide_solution_markers)
     app.connect("env-get-updated", number_per_chapter, priority=900)
     app.connect("doctree-resolved", alt_from_caption)
+    app.connect("doctree-resolved", keep_math_with_its_punctuation)
     app.add_post_transform(FillRuntimes)
     app.connect("env-updated", rewrite_users_after_execution)
     app.connect("env-purge-doc", purge)
@@ -780,4 +855,6 @@ def setup(app: Sphinx) -> dict:
     # After sphinx-book-theme adds its launch buttons (priority 501).
     app.connect("html-page-context", colab_button_opens_the_edition, priority=502)
     app.connect("html-page-context", link_the_book_pdf, priority=502)
+    app.connect("html-page-context", accessible_bibliography)
+    app.connect("build-finished", figures_for_phones)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True, "env_version": 2}

@@ -41,6 +41,7 @@ from tools.common import toc_docnames
 WINDOW = (1280, 900)
 PHONE_MAX_WIDTH = 640  # narrower than this, the window is emulated as a phone
 MIN_PX = 9.0
+PHONE_MIN_PX = 7.0  # on a phone a figure shrinks to the column until its smallest label is 7 px (book.css)
 CHROMIUM = ("/usr/bin/chromium", "chromium", "chromium-browser", "google-chrome")
 DRIVER = ("/usr/bin/chromedriver", "chromedriver")
 CHROMIUM_FLAGS = (
@@ -299,6 +300,8 @@ def summary(docname: str, seen: dict, min_px: float = MIN_PX, phone: bool = Fals
     """
     if "fatal" in seen:
         return f"{docname}: could not measure: {seen['fatal']}", False
+    if phone and min_px == MIN_PX:
+        min_px = PHONE_MIN_PX
     svgs = [f for f in seen["figures"] if f["kind"] != "raster" and f.get("smallest") is not None]
     rasters = [f for f in seen["figures"] if f["kind"] == "raster"]
     lines = [f"{docname}"]

@@ -61,8 +61,8 @@ class Explorer:
         digest = hashlib.sha1("".join((payload, svg, controls)).encode()).hexdigest()  # str.join: nothing escaped
         self.id = f"explorer-{name}-{digest[:10]}"
         figure = el("svg", svg, xmlns="http://www.w3.org/2000/svg", viewBox=f"0 0 {number(width)} {number(height)}",
-                    width=width, height=height, font_family=FONT, role="img", aria_label=say("common.figure", name=name))  # fmt: skip
-        parts = [_style(self.id)]
+                    width=width, height=height, font_family=FONT, role="group", aria_label=say("common.figure", name=name))  # fmt: skip
+        parts = [_style(self.id, width)]
         if controls:
             parts.append(el("div", controls, class_="explorer-controls"))
         parts += [
@@ -89,11 +89,13 @@ class Explorer:
         return f"<{self.name} explorer: {len(self.html.encode()):,} bytes of HTML>"
 
 
-def _style(id: str) -> Html:
-    """The explorer's style sheet, every rule scoped to its element's id."""
+def _style(id: str, width: float) -> Html:
+    """The explorer's style sheet, every rule scoped to its element's id; ``--explorer-width``, its
+    figure's size, tells the book's style sheet how far the figure may shrink on a phone."""
     rules = [
         # its own light ground: the figure's colours and ink are drawn for it, also on a dark page
-        f"{{font:13px/1.45 {FONT};color:{INK};background:#ffffff;margin:.3em 0 .8em;padding:.3em .5em;border-radius:4px}}",
+        f"{{font:13px/1.45 {FONT};color:{INK};background:#ffffff;margin:.3em 0 .8em;padding:.3em .5em;border-radius:4px;"
+        f"--explorer-width:{number(width, '.0f')}px}}",
         " .explorer-controls{display:flex;flex-wrap:wrap;gap:.3em 1.4em;align-items:center;margin:0 0 .35em}",
         " .explorer-controls label{display:inline-flex;gap:.4em;align-items:center}",
         f" .explorer-controls select,#{id} .explorer-controls input{{font:inherit}}",

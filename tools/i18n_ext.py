@@ -67,6 +67,17 @@ def _title_nodes(text: str) -> list[nodes.Node]:
     return found
 
 
+def page_catalog(transform: SphinxTransform):
+    """The translations of the page a transform works on, in the build's language (``None`` in English,
+    or where the page has no catalog)."""
+    if language(transform.app) == "en":
+        return None
+    dirs = [str(Path(transform.app.srcdir, d)) for d in transform.config.locale_dirs]
+    domain = docname_to_domain(transform.env.docname, transform.config.gettext_compact)
+    catalog, has_catalog = init_locale(dirs, transform.config.language, domain)
+    return catalog if has_catalog else None
+
+
 class ExerciseTitles(SphinxTransform):
     """Exercise titles in the build's language (before Sphinx's `Locale` transform, priority 20).
 
@@ -81,12 +92,7 @@ class ExerciseTitles(SphinxTransform):
     def apply(self, **kwargs) -> None:
         from sphinx_exercise.nodes import exercise_subtitle
 
-        if language(self.app) == "en":
-            return
-        dirs = [str(Path(self.app.srcdir, d)) for d in self.config.locale_dirs]
-        domain = docname_to_domain(self.env.docname, self.config.gettext_compact)
-        catalog, has_catalog = init_locale(dirs, self.config.language, domain)
-        if not has_catalog:
+        if (catalog := page_catalog(self)) is None:
             return
         registry = getattr(self.env, "sphinx_exercise_registry", {})
         for subtitle in list(self.document.findall(exercise_subtitle)):
@@ -118,12 +124,7 @@ class DisplayMath(SphinxTransform):
     default_priority = 19
 
     def apply(self, **kwargs) -> None:
-        if language(self.app) == "en":
-            return
-        dirs = [str(Path(self.app.srcdir, d)) for d in self.config.locale_dirs]
-        domain = docname_to_domain(self.env.docname, self.config.gettext_compact)
-        catalog, has_catalog = init_locale(dirs, self.config.language, domain)
-        if not has_catalog:
+        if (catalog := page_catalog(self)) is None:
             return
         for node in list(self.document.findall(nodes.math_block)):
             source = node.rawsource or node.astext()

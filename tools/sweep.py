@@ -30,8 +30,9 @@ printed text is parsed). A claim that fails is displayed before it raises, so it
   condition can be evaluated from the recorded values (``tools/conditions.py``), ``worst`` names the
   seed that came closest to failing, its margin to the threshold and the comparison it belongs to;
 - per run: ``training_seeds``, every seed the run gave a random number generator, by kind (``torch``:
-  ``torch.manual_seed``, which ``lib.seed_everything`` calls; ``torch.Generator``; ``random``: Python's
-  ``random.seed`` and ``random.Random``; ``numpy``), as ranges ``[first, last]``. A kernel start-up file
+  ``torch.manual_seed``, which ``lib.seed_everything`` calls, and ``torch.Generator().manual_seed``, the
+  same generator, each seed as torch uses it: its low 32 bits; ``random``: Python's ``random.seed`` and
+  ``random.Random``; ``numpy``), as ranges ``[first, last]``. A kernel start-up file
   records them (:data:`SEED_RECORDER`), so nothing in the chapter changes. The runs of one chapter must
   draw from disjoint seeds of each kind: ten runs are ten independent experiments (run ``SEED`` of an
   experiment with k models trains seeds ``k·SEED … k·SEED + k − 1``: ``lib.seed_block``).
@@ -159,7 +160,8 @@ _seed_log = open(_os.environ["BOOK_SEED_LOG"], "a")
 
 def _record(kind, seed):
     try:
-        _seed_log.write(_json.dumps([kind, int(seed)]) + "\\n")
+        seed = int(seed) % 2**32 if kind == "torch" else int(seed)  # torch keeps a seed's low 32 bits
+        _seed_log.write(_json.dumps([kind, seed]) + "\\n")
         _seed_log.flush()
     except (TypeError, ValueError, OverflowError):
         pass
@@ -178,7 +180,7 @@ _np.random.seed = _recording("numpy", _np.random.seed)
 
 class _Generator(_torch.Generator):
     def manual_seed(self, seed):
-        _record("torch.Generator", seed)
+        _record("torch", seed)  # the same generator as torch.manual_seed's: one kind
         return super().manual_seed(seed)
 
 

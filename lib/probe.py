@@ -22,6 +22,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from .pretrained import BertConfig, MiniLM
+from .training.device import check_seed
 
 #: Four topics, 12 sentences each.
 TOPICS: dict[str, tuple[str, ...]] = {
@@ -101,7 +102,7 @@ def few_shot_split(labels: Tensor, per_topic: int, seed: int) -> tuple[Tensor, T
     """
     if per_topic < 1:
         raise ValueError(f"per_topic must be at least 1, got {per_topic}")
-    generator = torch.Generator().manual_seed(seed)
+    generator = torch.Generator().manual_seed(check_seed("seed", seed))
     train = []
     for label in labels.unique():
         members = (labels == label).nonzero().flatten()
@@ -119,7 +120,7 @@ def random_minilm(config: BertConfig, seed: int) -> MiniLM:
     This is where pretraining starts: every linear layer and embedding ~ N(0, 0.02²), biases 0,
     LayerNorms the identity.
     """
-    generator = torch.Generator().manual_seed(seed)
+    generator = torch.Generator().manual_seed(check_seed("seed", seed))
     model = MiniLM(config)
     with torch.no_grad():
         for module in model.modules():

@@ -24,6 +24,7 @@ import torch
 from torch import Tensor, nn
 
 from ..model.checks import check_choice, check_int
+from ..training.device import check_seed
 from .inputs import check_attention_inputs, key_mask
 
 
@@ -33,7 +34,7 @@ def orthogonal_features(
     """``Ω [n_features, d]``: Gaussian rows, orthogonal within each block of ``d`` (FAVOR+'s ORF)."""
     check_int("n_features", n_features, minimum=1)
     check_int("d", d, minimum=1)
-    check_int("seed", seed)
+    check_seed("seed", seed)
     generator = torch.Generator().manual_seed(seed)
     blocks = []
     for _ in range(math.ceil(n_features / d)):

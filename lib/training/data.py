@@ -42,6 +42,7 @@ from .batching import (  # noqa: F401  (re-exported: lib.training.data is where 
     pad_sequences,
     to_lm_batch,
 )
+from .device import check_seed
 
 # ----------------------------------------------------------------------------------------------
 # The tasks
@@ -266,7 +267,7 @@ def centered_xor_batch(
     """
     check_int("batch_size", batch_size, minimum=1)
     check_int("seq_len", seq_len, minimum=2)
-    check_int("seed", seed)
+    check_seed("seed", seed)
     check_number("offset_std", offset_std, 0.0)
     generator = torch.Generator().manual_seed(seed)
     centre = offset_std * torch.randn(batch_size, 1, 2, generator=generator)  # μ    [B, 1, 2]

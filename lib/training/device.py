@@ -20,14 +20,29 @@ def default_device() -> torch.device:
     return torch.device("cpu")
 
 
+def check_seed(name: str, value: object) -> int:
+    """A seed for a torch generator: an ``int`` in ``[0, 2**32)``; returns it.
+
+    torch keeps only a seed's lowest 32 bits, so ``2**40 + s`` would draw exactly what ``s`` draws:
+    a seed meant to be far from ``s`` would silently share its numbers. Such a seed is refused.
+    """
+    check_int(name, value)
+    if not 0 <= value < 2**32:  # type: ignore[operator]
+        raise ValueError(
+            f"{name}={value!r} must be in [0, 2**32): torch keeps a seed's lowest 32 bits, "
+            f"so it would draw what {value % 2**32} draws"  # type: ignore[operator]
+        )
+    return value  # type: ignore[return-value]
+
+
 def seed_everything(seed: int) -> None:
     """Seed Python's ``random``, NumPy and torch (and every CUDA device, if any).
 
     The same seed on the same device then gives the same numbers.
     """
-    check_int("seed", seed)
+    check_seed("seed", seed)  # torch and NumPy keep 32 bits: a larger seed would alias a smaller one
     random.seed(seed)
-    np.random.seed(seed % 2**32)  # NumPy only takes seeds in [0, 2**32)
+    np.random.seed(seed)
     torch.manual_seed(seed)  # also seeds every CUDA device
     if torch.cuda.is_available():
         torch.cuda.manual_seed_all(seed)

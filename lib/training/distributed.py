@@ -48,6 +48,7 @@ from torch.utils.data import DataLoader, DistributedSampler
 
 from .batching import Batch, LMBatch, Seq2SeqDataset, collate
 from .data import TaskStream
+from .device import check_seed
 
 T = TypeVar("T")
 
@@ -174,6 +175,7 @@ def dataset_batches(dataset: Seq2SeqDataset, batch_size: int, seed: int) -> Iter
     (When ``N`` does not divide ``n``, the sampler repeats a few examples so that ranks get equal
     shares.) The last batch of an epoch may be smaller, as in :meth:`Seq2SeqDataset.batches`.
     """
+    check_seed("seed", seed)
     sampler = DistributedSampler(dataset, num_replicas=world_size(), rank=rank(), shuffle=True, seed=seed)
     vocab = dataset.tgt_vocab
     loader = DataLoader(

@@ -31,6 +31,7 @@ from ..lookup_model import LinkedListModel
 from ..model import eval_mode
 from ..model.checks import check_int, check_tensor
 from .data import LMBatch
+from .device import check_seed
 
 __all__ = [
     "LinkedListModel",
@@ -65,7 +66,7 @@ def linked_list_batch(
     check_int("n_items", n_items, minimum=2)
     check_int("n_names", n_names, minimum=n_items)
     check_int("n_colours", n_colours, minimum=2)
-    check_int("seed", seed)
+    check_seed("seed", seed)
     g = torch.Generator().manual_seed(seed)
     B, T = batch_size, n_items
     cycle = torch.rand(B, T, generator=g).argsort(dim=-1)  # positions, in cycle order

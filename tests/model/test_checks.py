@@ -4,9 +4,43 @@ bools are not ints, and every module says so the same way."""
 import math
 
 import pytest
+import torch
 
 import lib
 from lib.model.checks import check_choice, check_int, check_number, check_tokens
+from lib.training.device import check_seed
+
+
+def test_torch_keeps_a_seeds_lowest_32_bits():
+    """Why check_seed exists: 2**40 + 3 draws what 3 draws, so a seed "far away" is not."""
+    far, near = torch.Generator().manual_seed(2**40 + 3), torch.Generator().manual_seed(3)
+    assert torch.equal(torch.randn(8, generator=far), torch.randn(8, generator=near))
+
+
+def test_check_seed():
+    assert check_seed("seed", 0) == 0
+    assert check_seed("seed", 2**32 - 1) == 2**32 - 1
+    with pytest.raises(TypeError, match=r"seed must be an int, got"):
+        check_seed("seed", 1.0)
+    for bad in (-1, 2**32, 2**40 + 3):
+        with pytest.raises(ValueError, match=r"seed=.* must be in \[0, 2\*\*32\)"):
+            check_seed("seed", bad)
+
+
+@pytest.mark.parametrize(
+    "draw",
+    [
+        lambda seed: lib.seed_everything(seed),
+        lambda seed: lib.linked_list_batch(2, seed=seed),
+        lambda seed: lib.centered_xor_batch(2, seed=seed),
+        lambda seed: lib.efficient.orthogonal_features(4, 4, seed),
+    ],
+    ids=["seed_everything", "linked_list_batch", "centered_xor_batch", "orthogonal_features"],
+)
+def test_every_torch_seeded_function_refuses_a_seed_torch_would_fold(draw):
+    draw(2**32 - 1)
+    with pytest.raises(ValueError, match=r"it would draw what 3 draws"):
+        draw(2**40 + 3)
 
 
 def test_check_int():

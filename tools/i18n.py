@@ -132,9 +132,13 @@ def markup(text: str) -> list[str]:
     return sorted(" ".join(item.split()) for item in found)
 
 
+_FIELD = re.compile(r"\{\w+\}(?!`)")  # a template's field ({token}, {0}): the explorers' and figures' catalogs
+
+
 def prose(text: str) -> str:
-    """`text` without its roles, math, inline code and links: the words a reader reads as English."""
-    for pattern in (_ROLE, _DISPLAY_MATH, _CODE, _MATH, _URL):
+    """`text` without its roles, math, inline code, links and template fields: the words a reader
+    reads as English."""
+    for pattern in (_ROLE, _DISPLAY_MATH, _CODE, _MATH, _URL, _FIELD):
         text = pattern.sub(" ", text)
     return text
 

@@ -146,6 +146,7 @@ def test_the_plain_sense_of_a_term_is_not_held_to_its_technical_one() -> None:
         ("the relative position of two tokens", "两个词元的相对位置"),
         ("Run `notebook.ipynb`.", "运行 `notebook.ipynb`。"),
         ("a warm-up for the final project", "为期末项目准备的热身练习"),
+        ("{token} looks at {count} keys", "{token} 看向 {count} 个键"),  # an explorer's template fields
     ]:
         assert message_problems(Message(english, chinese), TERMS, BANNED) == [], english
 

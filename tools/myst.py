@@ -378,6 +378,17 @@ def without_solution_markers(source: str) -> str:
     return code if source.endswith("\n") else code.rstrip("\n")
 
 
+def caption_cell(figure: nbformat.NotebookNode, caption: str) -> nbformat.NotebookNode:
+    """The markdown cell that shows ``caption`` below the code cell ``figure``, with an id derived from
+    the figure cell's (the same on every run: an edition written twice is the same file)."""
+    cell = nbformat.v4.new_markdown_cell(caption)
+    if "id" in figure:
+        cell["id"] = f"{figure['id'][:56]}-caption"
+    else:
+        cell.pop("id", None)
+    return cell
+
+
 def figure_captions(nb: nbformat.NotebookNode, *, book: Book, docname: str, edition: str) -> dict[int, str]:
     """The caption of every figure the notebook's code cells draw (their ``mystnb.figure.caption``), as
     plain Jupyter markdown by the cell's index: ``**Figure 4.2.** caption`` (the site's number; 图 4.2 in
@@ -422,7 +433,7 @@ def notebook_to_jupyter(
                 cell.source = without_solution_markers(cell.source)
             cells.append(cell)
             if i in captions:
-                cells.append(nbformat.v4.new_markdown_cell(captions[i]))
+                cells.append(caption_cell(cell, captions[i]))
             continue
         context = Context(book, docname, edition, f"{where}, cell {i}")
         parts = convert(book.translate(cell.source, docname), context=context)

@@ -37,7 +37,7 @@ from nbconvert.preprocessors import ClearOutputPreprocessor
 from nbgrader.preprocessors import ClearSolutions
 
 from tools.common import REPO, chapters
-from tools.myst import Book, Context, Part, convert, directives, figure_captions
+from tools.myst import Book, Context, Part, caption_cell, convert, directives, figure_captions
 
 TEXT_STUB = ClearSolutions.text_stub.default_value  # "YOUR ANSWER HERE"
 CODE_STUB = ClearSolutions().code_stub["python"]  # "# YOUR CODE HERE\nraise NotImplementedError()"
@@ -151,7 +151,7 @@ def student_version(
     for i, (cell, parts) in enumerate(zip(nb.cells, converted)):
         cells += [cell] if parts is None else _split(cell, parts, written, coding, book)
         if i in captions:
-            cells.append(nbformat.v4.new_markdown_cell(captions[i]))
+            cells.append(caption_cell(cell, captions[i]))
     nb.cells = cells
     resources: dict = {}
     nb, resources = ClearSolutions(enforce_metadata=False).preprocess(nb, resources)

@@ -395,7 +395,7 @@ def _namespace() -> dict:
     return dict(
         torch=torch, nn=nn, F=F, math=math, lib=lib, device="cpu",
         MultiHeadAttention=lib.MultiHeadAttention, SinusoidalPositionalEncoding=lib.SinusoidalPositionalEncoding,
-        FeedForward=lib.FeedForward,
+        FeedForward=lib.FeedForward, SEED=0, SEEDS=lib.seed_block(0, 5),  # as a chapter's setup cells
     )  # fmt: skip
 
 

@@ -238,13 +238,19 @@ def test_a_figures_caption_follows_its_cell_in_the_editions(book: Book) -> None:
     from tools.myst import figure_captions, notebook_to_jupyter
 
     figure = nbformat.v4.new_code_cell("plot()", metadata={"mystnb": {"figure": {"caption": "Loss falls with $T$."}}})
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1"), figure, figure])
+    again = nbformat.v4.new_code_cell("plot()", metadata=figure.metadata)
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1"), figure, again])
     assert figure_captions(nb, book=book, docname="book/04_multi_head", edition="reader") == {
         1: "**Figure 4.1.** Loss falls with $T$.",
         2: "**Figure 4.2.** Loss falls with $T$.",
     }
     out = notebook_to_jupyter(nb, book=book, docname="book/04_multi_head")
     assert [c.cell_type for c in out.cells] == ["code", "code", "markdown", "code", "markdown"]
+    # the caption cell's id comes from its figure's: an edition written twice is the same file
+    assert out.cells[2].id == f"{figure.id}-caption" and out.cells[4].id == f"{again.id}-caption"
+    assert [c.id for c in notebook_to_jupyter(nb, book=book, docname="book/04_multi_head").cells] == [
+        c.id for c in out.cells
+    ]
     zh = Book.load(language="zh_CN")
     assert figure_captions(nb, book=zh, docname="book/04_multi_head", edition="reader")[1].startswith("**图 4.1**　")
 

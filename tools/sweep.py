@@ -376,7 +376,7 @@ def problems(sweep: dict, numbers: list[str] | None = None, min_seeds: int = DEF
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
-        "chapters", nargs="*", help="chapter numbers (01 … 09) or appendices (distributed); default: all of them"
+        "chapters", nargs="*", help="chapter numbers (01 … 10) or appendices (distributed); default: all of them"
     )
     parser.add_argument("--seeds", type=int, default=DEFAULT_SEEDS, help="how many seeds (default 10)")
     parser.add_argument("--first", type=int, default=0, help="the first seed (default 0: SEED = 0 … N-1)")

@@ -161,7 +161,13 @@ def _bert_config():
 def _every_schematic() -> dict[str, Figure]:
     """One figure of each schematic that labels shapes or equations, at small sizes."""
     import lib
-    from lib.book.diagrams import bert_encoder, cross_attention_dataflow, position_schematic, transformer_diagram
+    from lib.book.diagrams import (
+        bert_encoder,
+        cross_attention_dataflow,
+        position_schematic,
+        pretraining_schematic,
+        transformer_diagram,
+    )
 
     config = lib.TransformerConfig(13, 13, d_model=16, n_heads=2, n_encoder_layers=1, n_decoder_layers=1, d_ff=32)
     model = lib.Transformer(config)
@@ -173,6 +179,7 @@ def _every_schematic() -> dict[str, Figure]:
         "position_schematic": position_schematic(config, seq_len=5),
         "transformer_diagram": transformer_diagram(model),
         "bert_encoder": bert_encoder(_bert_config(), T=5),
+        "pretraining_schematic": pretraining_schematic(lib.make_world(6, seed=1), [0, 1, 2], [3, 4, 5]),
     }
 
 

@@ -11,6 +11,7 @@ last expression. Functions that take a model or tensors label the figure with th
 - :mod:`.transformer` (chapter 7): :func:`transformer_diagram`
 - :mod:`.sparsity` (chapter 8): :func:`sparsity_patterns`
 - :mod:`.bert` (chapter 9): :func:`bert_encoder`
+- :mod:`.pretraining` (chapter 10): :func:`pretraining_schematic`
 """
 
 from .attention import qkv_dataflow, scaling_and_softmax
@@ -19,6 +20,7 @@ from .canvas import COLORS, Box, Canvas, color
 from .heads import multi_head_diagram
 from .masks import cross_attention_dataflow, mask_grids
 from .positions import position_schematic
+from .pretraining import pretraining_schematic
 from .seq2seq import seq2seq_bottleneck
 from .sparsity import sparsity_patterns
 from .transformer import transformer_diagram
@@ -33,6 +35,7 @@ __all__ = [
     "mask_grids",
     "multi_head_diagram",
     "position_schematic",
+    "pretraining_schematic",
     "qkv_dataflow",
     "scaling_and_softmax",
     "seq2seq_bottleneck",

@@ -22,6 +22,7 @@ from tools import editions, retarget
 from tools.common import (
     SETUP_TAG,
     SPEC_LINE,
+    chapters,
     distribution_name,
     expected_setup_source,
     first_code_cell,
@@ -230,3 +231,46 @@ def test_check_catches_a_hand_edited_cell(book_copy: Path) -> None:
     assert retarget.main(["--root", str(book_copy), "--check"]) == 1
     assert retarget.main(["--root", str(book_copy)]) == 0  # rewrite from _config.yml
     assert retarget.check(book_copy) == []
+
+
+# --- Reading flow: what a reader of the page need not read before the chapter starts is folded ---------
+
+
+def _claim_only(source: str) -> bool:
+    """A cell of claims: value computations and lib.claim/lib.check calls, nothing else."""
+    import ast
+
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return False
+    claims = [
+        node for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("claim", "check")
+        and isinstance(node.func.value, ast.Name) and node.func.value.id == "lib"
+    ]  # fmt: skip
+    if not claims:
+        return False
+    for statement in tree.body:
+        inner = set(ast.walk(statement))
+        if isinstance(statement, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            continue
+        if isinstance(statement, (ast.Expr, ast.If, ast.For)) and any(c in inner for c in claims):
+            continue
+        return False
+    return True
+
+
+@pytest.mark.parametrize("chapter", chapters(), ids=lambda p: p.stem)
+def test_setup_and_claim_cells_are_folded_on_the_page(chapter: Path) -> None:
+    """The imports, SEED and seeding cells after the Colab setup cell, and every cell of claims (whose
+    boxes say what they check), show folded on the site (``hide-input``): the chapter starts on its
+    second screen, and a claim is not read twice."""
+    cells = [c for c in nbformat.read(chapter, as_version=4).cells if c.cell_type == "code"]
+    unfolded = []
+    for i, cell in enumerate(cells):
+        tags = cell.metadata.get("tags", [])
+        setup = 1 <= i <= 3 and (cell.source.startswith("import") or "SEED" in cell.source)
+        if (setup or _claim_only(cell.source)) and "hide-input" not in tags and "remove-cell" not in tags:
+            unfolded.append(cell.source.splitlines()[0])
+    assert not unfolded, f"{chapter.name}: cells to fold (tag hide-input): {unfolded}"

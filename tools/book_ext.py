@@ -838,6 +838,12 @@ def setup(app: Sphinx) -> dict:
     app.add_role("build-machine", build_machine_role)
     app.add_directive("chapter-runtimes", ChapterRuntimes)
     app.add_node(claims_placeholder)
+    # myst-nb draws a folded cell (`hide-input`) for the `html` builder only; the one-page book of
+    # the PDF (tools/pdf.py) is built by `singlehtml`, which would fail on the node.
+    from myst_nb.sphinx_ import HideCodeCellNode, depart_HideCellInput, visit_HideCellInput
+
+    app.add_node(HideCodeCellNode, override=True, html=(visit_HideCellInput, depart_HideCellInput),
+                 singlehtml=(visit_HideCellInput, depart_HideCellInput))  # fmt: skip
     app.add_node(claim_data)
     app.add_node(explorer_data)
     app.add_directive("claims-ledger", ClaimsLedger)

@@ -505,7 +505,13 @@ def test_the_site_shows_the_box_and_the_appendix_reads_the_data_without_warnings
     captions = [" ".join(c.get_text().split()) for c in appendix.select("table.claims-ledger caption")]
     assert captions[0].startswith("Claims (1)") and captions[1].startswith("Checks (1)")
     assert tables["claims-ledger-claims"] == [
-        ["Chapter", "Claim", "Measured in this build", "Held", "Held on seeds (range of values)"],
+        [
+            "Chapter",
+            "Claim",
+            "Measured in this build",
+            "Held",
+            "Held on seeds (range of values; the seed closest to failing)",
+        ],
         ["5", "RNN — no attention — stays below", "acc=0.41, accs=[0.5, nan]", "✔", "no sweep entry"],
     ]
     assert tables["claims-ledger-checks"][1] == ["5", "two implementations agree", "err=1e-07", "✔", "no sweep entry"]

@@ -201,6 +201,20 @@ def test_labels_write_subscripts_as_math_and_roots_as_a_glyph():
         matplotlib.pyplot.close(fig)
 
 
+def test_a_line_with_math_holds_no_words():
+    """A label line with ``$…$`` is drawn by mathtext one glyph at a time, so the Chinese build cannot
+    translate it (tools/i18n_ext.py translates plain ``<text>`` labels): its words go on a line of their
+    own, or the math is written in Unicode (``xᵢ``, ``mθ``)."""
+    import re
+
+    for name, fig in _every_schematic().items():
+        labels = [t.get_text() for t in fig.texts] + [t.get_text() for ax in fig.axes for t in ax.texts]
+        for line in (line for label in labels for line in label.split("\n") if "$" in line):
+            words = re.findall(r"[A-Za-z]{2,}", re.sub(r"\$[^$]*\$", "", line))
+            assert not words, f"{name}: the words {words} share a line with math: {line!r}"
+        matplotlib.pyplot.close(fig)
+
+
 def test_a_grid_puts_row_zero_on_top_and_frames_its_cells():
     """``Canvas.grid``, which the masks, the sparsity patterns and ``Canvas.matrix`` draw with."""
     from matplotlib.colors import to_hex

@@ -120,7 +120,7 @@ def qkv_dataflow(attention: torch.nn.Module, x: Tensor, head: int = 0) -> Figure
     c.text(
         a_grid.right[0] + 0.15,
         a_grid.center[1],
-        f"$A$ (the weights)\n{_shape(weights)}\neach row sums to 1",
+        f"A, the weights\n{_shape(weights)}\neach row sums to 1",
         fontsize=9,
         ha="left",
     )
@@ -172,15 +172,14 @@ def scaling_and_softmax(q: Tensor, k: Tensor) -> Figure:
     c = Canvas(
         width,
         height,
-        title=rf"Where $1/√d_k$ sits, and what the softmax does with large scores"
-        f"\n($d_k$ = {d_k}, {T} keys)",
+        title=f"Where 1/√dₖ sits, and what the softmax does with large scores\n(dₖ = {d_k}, {T} keys)",
         scale=FIGURE_WIDTH_IN / width,
     )
     # the path
     y = 7.1
     qb = c.box(0.1, y + 0.25, 2.0, 0.6, f"$q$ [{d_k}]", role="query", fontsize=9)
     kb = c.box(0.1, y - 0.65, 2.0, 0.6, f"$k_j$ [{T}, {d_k}]", role="key", fontsize=9)
-    dot = c.box(2.6, y - 0.35, 2.4, 0.8, r"$e_j = q k_j^\top$" + f"\nVar ≈ $d_k$ = {d_k}", role="input", fontsize=9)
+    dot = c.box(2.6, y - 0.35, 2.4, 0.8, r"$e_j = q k_j^\top$" + f"\nVar ≈ dₖ = {d_k}", role="input", fontsize=9)
     c.arrow(qb.right, dot.left, curve=-0.15)
     c.arrow(kb.right, dot.left, curve=0.15)
     div = c.box(5.9, y - 0.4, 2.6, 0.9, r"$\div\,√d_k$" + f" = {math.sqrt(d_k):.3g}\nVar → 1", role="norm", fontsize=10)
@@ -205,18 +204,18 @@ def scaling_and_softmax(q: Tensor, k: Tensor) -> Figure:
             0.2,
             6.6,
             5.05,
-            f"{name}: " + ("$e_j = q k_j^\\top$" if name == "unscaled" else "$e_j = q k_j^\\top / √d_k$"),
+            f"{name}: " + ("eⱼ = qkⱼᵀ" if name == "unscaled" else "eⱼ = qkⱼᵀ / √dₖ"),
             role="input",
         )
         c.bars(x, 2.85, 5.8, 1.55, e, role="key", signed=True, top=float(scores.abs().max()))
         same = "" if name == "unscaled" else "\n(drawn to the same scale as on the left)"
-        c.text(x, 4.6, f"scores $e_j$ from {e.min():.1f} to {e.max():.1f}{same}", fontsize=9, ha="left", va="top")
+        c.text(x, 4.6, f"scores eⱼ from {e.min():.1f} to {e.max():.1f}{same}", fontsize=9, ha="left", va="top")
         c.bars(x, 0.55, 5.8, 1.3, alpha, role="attention")
         entropy = float(torch.special.entr(alpha).sum())
         c.text(
             x,
             2.35,
-            f"weights $\\alpha_j$: largest {alpha.max():.2f},\nentropy {entropy:.2f} nats",
+            f"weights αⱼ: largest {alpha.max():.2f},\nentropy {entropy:.2f} nats",
             fontsize=9,
             ha="left",
         )

@@ -36,7 +36,7 @@ def bert_encoder(config, T: int | str = "T", title: str | None = None) -> Figure
         )
     d, H, L = config.hidden_size, config.num_attention_heads, config.num_hidden_layers
     d_ff, eps = config.intermediate_size, config.layer_norm_eps
-    title = title or f"The BERT encoder lib builds: {L} layers, $d_\\mathrm{{model}}$ = {d}, H = {H}"
+    title = title or f"The BERT encoder lib builds: {L} layers, H = {H}\n$d_\\mathrm{{model}}$ = {d}"
 
     c = Canvas(11.5, 12.0, title=title, scale=0.6)  # 6.9 in: the page column, labels at their set size
     X, W = 3.0, 5.5  # the main column
@@ -67,7 +67,10 @@ def bert_encoder(config, T: int | str = "T", title: str | None = None) -> Figure
 
     # ---- one encoder layer, repeated L times (post-LN: norm after the residual sum)
     region = c.region(X - 0.35, 4.45, W + 0.7, 4.75, f"EncoderLayer × {L}  (post-LN, GELU)", role="encoder")
-    heads = f"MultiHeadAttention: {H} heads × $d_\\mathrm{{head}}$ = {d // H}\nsoftmax$(Q K^\\top / √{d // H})$ V, padding masked"
+    heads = (
+        f"MultiHeadAttention, {H} heads, padding masked\n"
+        f"$d_\\mathrm{{head}}$ = {d // H}: $\\mathrm{{softmax}}(Q K^\\top / √{d // H})\\,V$"
+    )
     attn = c.box(X + 0.6, 5.0, W - 1.2, 0.8, heads, role="attention", fontsize=7.5)
     c.arrow(ln0.top, attn.bottom)
     n1 = c.box(X + 0.6, 6.15, W - 1.2, 0.55, f"Add & LayerNorm  (norm1, eps {eps:g})", role="norm", fontsize=8)

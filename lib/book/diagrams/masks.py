@@ -149,7 +149,7 @@ def cross_attention_dataflow(model: torch.nn.Module, src: Tensor, tgt: Tensor) -
               fontsize=7.5)  # fmt: skip
     q = c.box(5.0, 2.0, 1.75, 1.1, f"$Q = X_\\mathrm{{dec}} W_Q$\n[B, H, T, $d_\\mathrm{{head}}$]\n= [{B}, {H}, {T}, {dh}]", role="query",
               fontsize=7.5)  # fmt: skip
-    w = c.box(5.0, 3.4, 1.75, 1.1, f"softmax$(QK^\\top/√d_\\mathrm{{head}})$\n[B, H, T, S]\n= [{B}, {H}, {T}, {S}]", role="attention",
+    w = c.box(5.0, 3.4, 1.75, 1.1, f"$\\mathrm{{softmax}}(QK^\\top/√d_\\mathrm{{head}})$\n[B, H, T, S]\n= [{B}, {H}, {T}, {S}]", role="attention",
               fontsize=7.5)  # fmt: skip
     av = c.box(5.0, 4.8, 1.75, 1.1, "weights · V,\nheads merged,\n· $W_O$", role="output", fontsize=7.5)
     c.arrow(dec.left, q.right, role="query")

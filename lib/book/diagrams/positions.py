@@ -75,17 +75,17 @@ def position_schematic(model_or_config, seq_len: int = 16) -> Figure:
     canvas.arrow(emb.top, plus.bottom)
     canvas.arrow(pe.top, plus.right, role="highlight", curve=0.25)
     layers = canvas.box(
-        x0 + 0.3, y0 + 3.95, 4.8, 1.0, "encoder layers (attention sees no\nposition: it is all inside $x_i$)",
+        x0 + 0.3, y0 + 3.95, 4.8, 1.0, "encoder layers (attention sees no\nposition: it is all inside xᵢ)",
         role="attention", fontsize=fs,
     )  # fmt: skip
     canvas.arrow(plus.top, (plus.top[0], layers.y))
-    canvas.text(x0 + w / 2, y0 + 5.35, r"$x_i = √d_\mathrm{model}\,E[w_i] + PE(i)$, once, before layer 0",
+    canvas.text(x0 + w / 2, y0 + 5.35, r"$x_i = √d_\mathrm{model}\,E[w_i] + PE(i)$" + "\nonce, before layer 0",
                 fontsize=note, italic=True)  # fmt: skip
     canvas.text(x0 + 4.05, y0 + 1.15, "sin/cos table, or\nnn.Embedding", fontsize=fs)
 
     def unpositioned(x0: float, y0: float):
         """The input of the rotary and relative panels: x_i with no position added."""
-        label = f"$x_i$ (no position)\n[B, T={T}, $d_\\mathrm{{model}}$={d}]"
+        label = f"xᵢ, no position\n[B, T={T}, $d_\\mathrm{{model}}$={d}]"
         return canvas.box(x0 + 1.5, y0 + 0.35, 2.4, 0.8, label, role="input", fontsize=fs)
 
     # --- 2. rotary: rotate q and k inside attention (top right) ----------------------------------
@@ -96,12 +96,8 @@ def position_schematic(model_or_config, seq_len: int = 16) -> Figure:
     kk = canvas.box(x0 + 3.0, y0 + 1.65, 2.1, 0.8, f"$k = x W_K$\n[B, H, T, {dh}]", role="key", fontsize=fs)
     canvas.arrow(xin.top, q.bottom)
     canvas.arrow(xin.top, kk.bottom)
-    rq = canvas.box(
-        x0 + 0.3, y0 + 2.85, 2.1, 0.8, r"$q_m R_m$" + "\nrotate by $m\\theta$", role="highlight", fontsize=fs
-    )
-    rk = canvas.box(
-        x0 + 3.0, y0 + 2.85, 2.1, 0.8, r"$k_n R_n$" + "\nrotate by $n\\theta$", role="highlight", fontsize=fs
-    )
+    rq = canvas.box(x0 + 0.3, y0 + 2.85, 2.1, 0.8, r"$q_m R_m$" + "\nrotate by mθ", role="highlight", fontsize=fs)
+    rk = canvas.box(x0 + 3.0, y0 + 2.85, 2.1, 0.8, r"$k_n R_n$" + "\nrotate by nθ", role="highlight", fontsize=fs)
     canvas.arrow(q.top, rq.bottom)
     canvas.arrow(kk.top, rk.bottom)
     score = canvas.box(
@@ -112,7 +108,7 @@ def position_schematic(model_or_config, seq_len: int = 16) -> Figure:
     canvas.arrow(rq.top, (rq.top[0], score.y))
     canvas.arrow(rk.top, (rk.top[0], score.y))
     canvas.text(
-        x0 + w / 2, y0 + 5.4, f"$\\theta_i = 10000^{{-2i/{dh}}}$, {dh // 2} planes per head,\nin every layer, no parameters",
+        x0 + w / 2, y0 + 5.4, f"$\\theta_i = 10000^{{-2i/{dh}}}$\n{dh // 2} planes per head, in every\nlayer, no parameters",
         fontsize=note, italic=True,
     )  # fmt: skip
 
@@ -124,7 +120,7 @@ def position_schematic(model_or_config, seq_len: int = 16) -> Figure:
     table = canvas.box(x0 + 3.0, y0 + 1.65, 2.1, 0.8, f"$a^K, a^V$\n[2c+1={2 * clip + 1}, {dh}]", role="highlight",
                        fontsize=fs)  # fmt: skip
     canvas.arrow(xin.top, qkv.bottom)
-    offs = canvas.box(x0 + 3.0, y0 + 2.75, 2.1, 1.0, f"$a_{{j-i}}$, offset\nclipped to ±c={clip}\n[T, T, {dh}]",
+    offs = canvas.box(x0 + 3.0, y0 + 2.75, 2.1, 1.0, f"$a_{{j-i}}$\noffset clipped to ±c={clip}\n[T, T, {dh}]",
                       role="highlight", fontsize=fs)  # fmt: skip
     canvas.arrow(table.top, offs.bottom)
     score = canvas.box(
@@ -140,7 +136,7 @@ def position_schematic(model_or_config, seq_len: int = 16) -> Figure:
     # bottom right: how to read the three panels
     canvas.text(
         xs[1] + 0.3, ys[1] + ph / 2,
-        "Absolute positions enter once, below\nthe first layer: the layers see only\nthe sum $x_i$.\n\n"
+        "Absolute positions enter once, below\nthe first layer: the layers see only\nthe sum xᵢ.\n\n"
         "Rotary and relative positions enter\ninside every attention layer, as a\nfunction of the offset "
         "between the\nquery and the key.",
         ha="left", fontsize=note, italic=True,

@@ -89,7 +89,7 @@ def transformer_diagram(model, batch_size: str = "B") -> Figure:
     c = Canvas(
         width,
         height,
-        title=f"The Transformer (slide 27): {n_enc} + {n_dec} layers, $d_\\mathrm{{model}}$={d}, {placement}",
+        title=f"The Transformer (slide 27): {n_enc} + {n_dec} layers, {placement}\n$d_\\mathrm{{model}}$={d}",
         scale=0.55,  # 6.9 in: the page column, so the labels show at their set size
     )
 
@@ -101,7 +101,7 @@ def transformer_diagram(model, batch_size: str = "B") -> Figure:
         0.2,
         _COL_W - 1.2,
         0.6,
-        f"target, shifted right  [{B}, T]\n<bos> $y_1 … y_{{T-1}}$",
+        f"target, shifted right  [{B}, T]\n" r"$\langle\mathrm{bos}\rangle\ y_1 … y_{T-1}$",
         role="input",
         fontsize=7.5,
     )
@@ -178,7 +178,7 @@ def transformer_diagram(model, batch_size: str = "B") -> Figure:
         fontsize=8,
     )
     c.arrow((cx_dec, dec_top_drawn), linear.bottom)
-    probabilities = f"softmax → $p(y_t \\mid y_{{<t}}, x)$\n[{B}, T, {cfg.tgt_vocab_size}]"
+    probabilities = f"$\\mathrm{{softmax}} → p(y_t \\mid y_{{<t}}, x)$\n[{B}, T, {cfg.tgt_vocab_size}]"
     soft = c.box(_DEC_X + 0.5, top + 1.05, _COL_W - 1.0, 0.6, probabilities, role="output", fontsize=7.5)
     c.arrow(linear.top, soft.bottom)
     if tied:

@@ -365,6 +365,12 @@ def extract() -> None:
         check=True,
     )
     write_statements_template()
+    # The gettext build's myst-nb rewrote _build/jupyter_execute with notebooks as read (no outputs):
+    # the executed notebooks again, from the execution cache of the last build.
+    from tools.site import CACHE, export_executed
+
+    if CACHE.is_dir():
+        export_executed()
     write_runtime_templates()
     subprocess.run(
         [

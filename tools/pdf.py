@@ -39,12 +39,15 @@ def browser() -> str | None:
 
 
 def render(language: str) -> Path | None:
-    """The book as one HTML page in ``language`` (``_build/singlehtml-<language>/index.html``), or
-    ``None`` if the Sphinx build failed (its warnings are errors, as the site's)."""
+    """The book as one HTML page in ``language`` (``_build/pdf-<language>/html/index.html``), or
+    ``None`` if the Sphinx build failed (its warnings are errors, as the site's).
+
+    One folder down: myst-nb writes its notebooks beside the output folder (``jupyter_execute``), and
+    ``_build/jupyter_execute`` holds the site's executed notebooks, with their outputs."""
     from tools.site import build_sphinx_language
 
-    out = BUILD / f"singlehtml-{language}"
-    shutil.rmtree(out, ignore_errors=True)
+    out = BUILD / f"pdf-{language}" / "html"
+    shutil.rmtree(out.parent, ignore_errors=True)
     code = build_sphinx_language(language, out, builder="singlehtml", overrides=OVERRIDES)
     return out / "index.html" if code == 0 else None
 

@@ -164,8 +164,12 @@ def _every_schematic() -> dict[str, Figure]:
     from lib.book.diagrams import (
         bert_encoder,
         cross_attention_dataflow,
+        mask_grids,
+        multi_head_diagram,
         position_schematic,
         pretraining_schematic,
+        seq2seq_bottleneck,
+        sparsity_patterns,
         transformer_diagram,
     )
 
@@ -180,6 +184,10 @@ def _every_schematic() -> dict[str, Figure]:
         "transformer_diagram": transformer_diagram(model),
         "bert_encoder": bert_encoder(_bert_config(), T=5),
         "pretraining_schematic": pretraining_schematic(lib.make_world(6, seed=1), [0, 1, 2], [3, 4, 5]),
+        "seq2seq_bottleneck": seq2seq_bottleneck(d_hidden=16),
+        "multi_head_diagram": multi_head_diagram(MultiHeadAttention(8, 2), torch.randn(1, 4, 8)),
+        "mask_grids": mask_grids(["<bos>", "a", "b"], n_pad=1),
+        "sparsity_patterns": sparsity_patterns(T=8),
     }
 
 

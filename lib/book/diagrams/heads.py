@@ -79,7 +79,7 @@ def multi_head_diagram(attention: MultiHeadAttention, x: Tensor, *, cell: float 
     canvas = Canvas(
         width,
         height,
-        title=f"Multi-head attention: $d_\\mathrm{{model}}$ = {d}, H = {H} heads of width $d_\\mathrm{{head}}$ = {d_h}",
+        title=f"Multi-head attention: H = {H} heads\n$d_\\mathrm{{model}}$ = {d}, $d_\\mathrm{{head}}$ = {d_h}",
         scale=min(0.62, 6.9 / width),
     )
 
@@ -123,7 +123,7 @@ def multi_head_diagram(attention: MultiHeadAttention, x: Tensor, *, cell: float 
         canvas.arrow((xb + 3 * block_w + 2 * pitch + 0.05, yb + mat_h / 2), (x_att - 0.05, yb + mat_h / 2))
         x_o = x_att + T * c + 0.8
         canvas.matrix(x_o, yb, T, d_h, cell=c, role="output")
-        canvas.text(x_o + block_w / 2, yb - 0.1, f"head$_{h}$", va="top", fontsize=label)
+        canvas.text(x_o + block_w / 2, yb - 0.1, f"head {h}", va="top", fontsize=label)
         canvas.arrow((x_att + T * c + 0.05, yb + mat_h / 2), (x_o - 0.05, yb + mat_h / 2))
         canvas.text(
             x_panel + panel_w - 0.1,

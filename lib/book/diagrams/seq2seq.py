@@ -140,7 +140,7 @@ def seq2seq_bottleneck(
             0.45,
             y + cell_h + 3.3,
             r"$\alpha_{t,i} = \mathrm{softmax}_i(s_t^\top h_i)$,   $c_t = \sum_i \alpha_{t,i} h_i$" + "\n"
-            "every step $t$ reads every $h_i$ directly (drawn for one step;\nline width = weight)",
+            "every step t reads every hᵢ directly (drawn for one step;\nline width = weight)",
             fontsize=9,
             role="attention",
             ha="left",

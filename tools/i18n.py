@@ -312,13 +312,15 @@ def runtime_messages(executed: Path = EXECUTED) -> dict[str, dict[str, str]] | N
     from tools.i18n_ext import _SVG_TEXT
 
     paths = sorted(executed.rglob("*.ipynb")) if executed.is_dir() else []
-    if not paths:
+    # notebooks written as read (a build that executed nothing) show nothing: no catalog from them
+    notebooks = {path: json.loads(path.read_text(encoding="utf-8")) for path in paths}
+    if not any(cell.get("outputs") for nb in notebooks.values() for cell in nb["cells"]):
         return None
     found: dict[str, dict[str, str]] = {"explorers": {str(t): "lib/book/explorers/words.py" for t in WORDS.values()}}
     found["figures"] = {}
-    for path in paths:
+    for path, nb in notebooks.items():
         where = path.relative_to(executed).as_posix()
-        for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+        for cell in nb["cells"]:
             for output in cell.get("outputs", []):
                 data = output.get("data", {})
                 for word in data.get(EXPLORER_MIME, {}).get("terms", []):

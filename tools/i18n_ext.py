@@ -20,6 +20,7 @@ from __future__ import annotations
 import functools
 import gettext
 import html
+import json
 import re
 from pathlib import Path
 
@@ -133,6 +134,47 @@ class DisplayMath(SphinxTransform):
                 node.rawsource = translated
                 node.children = [nodes.Text(translated)]
             node["translatable"] = False  # done: Locale would parse it with the wrong marker
+
+
+class FigureCaptions(SphinxTransform):
+    """Figure captions in the build's language (before Sphinx's `Locale` transform, priority 20).
+
+    A figure's caption is its cell's ``mystnb.figure.caption``: myst-nb draws it from the execution
+    cache, so the gettext build (which executes nothing) never sees it. `extract_figure_captions` adds
+    each caption to the page's catalog from the notebook's metadata; here it gets its translation.
+    """
+
+    default_priority = 10
+
+    def apply(self, **kwargs) -> None:
+        if (catalog := page_catalog(self)) is None:
+            return
+        for caption in list(self.document.findall(nodes.caption)):
+            if not isinstance(caption.parent, nodes.figure):
+                continue
+            source = _title_source(caption)
+            translated = catalog.gettext(source)
+            if translated and translated != source:
+                caption.children = []
+                caption.extend(_title_nodes(translated))
+                caption["translatable"] = False
+
+
+def extract_figure_captions(app: Sphinx, doctree: nodes.document, docname: str) -> None:
+    """For the gettext builder: the caption of each figure a notebook page draws (its code cells'
+    ``mystnb.figure.caption``) becomes a message of the page's catalog."""
+    if app.builder.name != "gettext":
+        return
+    source = Path(app.env.doc2path(docname))
+    if source.suffix != ".ipynb":
+        return
+    for cell in json.loads(source.read_text(encoding="utf-8"))["cells"]:
+        caption = ((cell.get("metadata", {}).get("mystnb") or {}).get("figure") or {}).get("caption")
+        if cell.get("cell_type") == "code" and caption:
+            message = nodes.paragraph(caption, caption)
+            message.source, message.line = str(source), 1
+            message.uid = ""  # the catalog adds only nodes with a uid (versioning's; none here)
+            doctree.append(message)
 
 
 def extract_exercise_titles(app: Sphinx, doctree: nodes.document, docname: str) -> None:
@@ -343,7 +385,9 @@ def translate_figures(app: Sphinx, exception: Exception | None) -> None:
 def setup(app: Sphinx) -> dict:
     app.add_transform(ExerciseTitles)
     app.add_transform(DisplayMath)
+    app.add_transform(FigureCaptions)
     app.connect("doctree-resolved", extract_exercise_titles)
+    app.connect("doctree-resolved", extract_figure_captions)
     app.connect("doctree-read", translate_claims, priority=400)  # before book_ext's collect_claims
     app.connect("doctree-read", translate_explorers)
     app.connect("html-page-context", language_switch)

@@ -54,6 +54,7 @@ import json
 import os
 import re
 from collections.abc import Iterator
+from math import ceil
 from pathlib import Path
 
 from docutils import nodes
@@ -796,7 +797,7 @@ def figures_for_phones(app: Sphinx, exception: Exception | None) -> None:
         if name not in widths:
             path = images / name
             widths[name] = phone_width(path.read_text(encoding="utf-8")) if path.is_file() else None
-        style = f' style="--book-min-width: {widths[name]:.0f}px"' if widths[name] else ""
+        style = f' style="--book-min-width: {ceil(widths[name])}px"' if widths[name] else ""  # never < 7 px
         tag = m[0].rstrip(">").rstrip().rstrip("/").rstrip()
         return f'<a class="book-figure-link" href="{m[2]}">{tag}{style} /></a>'
 
@@ -808,6 +809,7 @@ def figures_for_phones(app: Sphinx, exception: Exception | None) -> None:
 
 
 PDF_WORDS = {"en": "The whole book (PDF)", "zh_CN": "全书（PDF）"}
+PDF_NAMES = {"en": "book.pdf", "zh_CN": "全书.pdf"}  # the download menu's entry, as its other entries (.ipynb)
 
 
 def link_the_book_pdf(app: Sphinx, pagename, templatename, context, doctree) -> None:
@@ -816,7 +818,8 @@ def link_the_book_pdf(app: Sphinx, pagename, templatename, context, doctree) -> 
     if os.environ.get("BOOK_PDF") != "1" or app.builder.name != "html":
         return
     url = context["pathto"]("book.pdf", 1)
-    entry = {"type": "link", "url": url, "text": "book.pdf", "icon": "fas fa-book",
+    language = getattr(app.config, "language", None) or "en"
+    entry = {"type": "link", "url": url, "text": PDF_NAMES.get(language, "book.pdf"), "icon": "fas fa-book",
              "tooltip": PDF_WORDS.get(getattr(app.config, "language", None) or "en", PDF_WORDS["en"]),
              "label": "book-pdf-button"}  # fmt: skip
     for group in context.get("header_buttons") or []:
@@ -829,7 +832,6 @@ def link_the_book_pdf(app: Sphinx, pagename, templatename, context, doctree) -> 
 # node), and a chapter's doctree holds its outputs: a page with ten references read its doctree ten
 # times (about 18 s of a build). Each page's doctree is read once per build here; numref only reads it.
 _NUMREF_DOCTREES: dict[int, dict[str, nodes.document]] = {}
-_RESOLVE_NUMREF = None  # Sphinx's own StandardDomain._resolve_numref_xref, kept by setup()
 
 
 def _resolve_numref_xref(self, env, *args, **kwargs):
@@ -844,9 +846,17 @@ def _resolve_numref_xref(self, env, *args, **kwargs):
 
     env.get_doctree = read
     try:
-        return _RESOLVE_NUMREF(self, env, *args, **kwargs)
+        return _sphinx_resolve_numref_xref(self, env, *args, **kwargs)
     finally:
         del env.get_doctree
+
+
+def _sphinx_resolve_numref_xref(self, env, *args, **kwargs):
+    """Sphinx's own resolver (kept on the wrapper, so that a second import of this module finds it)."""
+    from sphinx.domains.std import StandardDomain
+
+    resolve = StandardDomain._resolve_numref_xref
+    return getattr(resolve, "sphinx_original", resolve)(self, env, *args, **kwargs)
 
 
 def forget_numref_doctrees(app: Sphinx, exception: Exception | None) -> None:
@@ -857,6 +867,26 @@ def one_page_without_search(app: Sphinx) -> None:
     """The one-page book of the PDF (``singlehtml``) has no search page: no search index to build."""
     if app.builder.name == "singlehtml":
         app.builder.search = False
+
+
+def visit_folded_cell(self, node) -> None:
+    """A folded cell (``hide-input``) as myst-nb draws it, but its prompt named by what it shows ("Show
+    code cell source"), not by an aria-label that says something else ("Toggle hidden content"; axe-core:
+    label-content-name-mismatch)."""
+    from html import escape
+
+    self.body.append(f'<details class="admonition hide {" ".join(node["classes"])}">\n<summary>\n')
+    self.body.append(f'<p class="collapsed admonition-title">{escape(node["prompt_show"])}</p>\n')
+    self.body.append(f'<p class="expanded admonition-title">{escape(node["prompt_hide"])}</p>\n</summary>\n')
+
+
+def visit_folded_for_print(self, node) -> None:
+    """A folded cell's part in the one-page book of the PDF: left out, as the site first shows it."""
+    self.body.append('<div class="book-folded" hidden>\n')
+
+
+def depart_folded_for_print(self, node) -> None:
+    self.body.append("</div>\n")
 
 
 def setup(app: Sphinx) -> dict:
@@ -871,21 +901,21 @@ def setup(app: Sphinx) -> dict:
     app.add_role("chapter-runtime", chapter_runtime_role)
     from sphinx.domains.std import StandardDomain
 
-    global _RESOLVE_NUMREF
-    if StandardDomain._resolve_numref_xref is not _resolve_numref_xref:
-        _RESOLVE_NUMREF = StandardDomain._resolve_numref_xref
-        StandardDomain._resolve_numref_xref = _resolve_numref_xref
+    current = StandardDomain._resolve_numref_xref
+    _resolve_numref_xref.sphinx_original = getattr(current, "sphinx_original", current)
+    StandardDomain._resolve_numref_xref = _resolve_numref_xref
     app.connect("build-finished", forget_numref_doctrees)
     app.connect("builder-inited", one_page_without_search)
     app.add_role("build-machine", build_machine_role)
     app.add_directive("chapter-runtimes", ChapterRuntimes)
     app.add_node(claims_placeholder)
     # myst-nb draws a folded cell (`hide-input`) for the `html` builder only; the one-page book of
-    # the PDF (tools/pdf.py) is built by `singlehtml`, which would fail on the node.
-    from myst_nb.sphinx_ import HideCodeCellNode, depart_HideCellInput, visit_HideCellInput
+    # the PDF (tools/pdf.py) is built by `singlehtml`, which would fail on the node: there, what the
+    # site folds is left out (the page prints as the site first shows it, with no "show" prompt).
+    from myst_nb.sphinx_ import HideCodeCellNode, depart_HideCellInput
 
-    app.add_node(HideCodeCellNode, override=True, html=(visit_HideCellInput, depart_HideCellInput),
-                 singlehtml=(visit_HideCellInput, depart_HideCellInput))  # fmt: skip
+    app.add_node(HideCodeCellNode, override=True, html=(visit_folded_cell, depart_HideCellInput),
+                 singlehtml=(visit_folded_for_print, depart_folded_for_print))  # fmt: skip
     app.add_node(claim_data)
     app.add_node(explorer_data)
     app.add_directive("claims-ledger", ClaimsLedger)

@@ -95,7 +95,7 @@ WORDS: dict[str, str] = {
     # mask_explorer: which keys each query may see
     "masks.look": "look-ahead mask",
     "masks.pad": "padding mask",
-    "masks.row_aria": "query {i} ({token}): which keys it sees",
+    "masks.row_aria": "query {i}, {token}: which keys it sees",  # no parentheses: axe reads past them
     "masks.legend": "blue: may attend · ×: masked (score set to −∞)",
     "masks.blocked": "×",
     "masks.key": "key",

@@ -49,6 +49,8 @@ def test_a_build_from_a_cache_of_other_code_is_refused(cache, monkeypatch, capsy
     monkeypatch.setattr(site, "build_chinese", lambda: rendered.append("zh") or 0)
     monkeypatch.setattr(site, "build_english", lambda: rendered.append("en") or 0)
     monkeypatch.setattr(site.subprocess, "Popen", None)  # the two languages side by side: not here
+    monkeypatch.setattr(site.pdfs, "browser", lambda: "chromium")  # the PDF is built after the site ...
+    monkeypatch.setattr(site.pdfs, "build", lambda language: rendered.append(f"pdf-{language}") or 0)  # ... here
     execution.STAMP.write_text(json.dumps({"code": "0" * 64}))
     assert site.main(argv) == 1
     assert "holds outputs of other code" in capsys.readouterr().err
@@ -58,7 +60,7 @@ def test_a_build_from_a_cache_of_other_code_is_refused(cache, monkeypatch, capsy
     assert rendered == []
     execution.write_stamp()
     if argv[0] == "--language":
-        assert site.main(argv) == 0 and rendered == ["zh"]
+        assert site.main(argv) == 0 and rendered == ["zh", "pdf-zh_CN"]
 
 
 NOTEBOOKS = {

@@ -343,6 +343,8 @@ def write_runtime_templates(out: Path = GETTEXT) -> list[str]:
     if found is None:
         print(f"tools.i18n: no executed notebooks in {EXECUTED}: run python -m tools.site first; the catalogs "
               f"{', '.join(RUNTIME_DOMAINS)} are left as they are", file=sys.stderr)  # fmt: skip
+        for domain in RUNTIME_DOMAINS:  # no template: sphinx-intl leaves their catalogs alone
+            (out / f"{domain}.pot").unlink(missing_ok=True)
         return []
     for domain, messages_ in found.items():
         template = Catalog(project="Transformers, Executed", charset="utf-8")

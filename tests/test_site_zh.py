@@ -126,6 +126,19 @@ def test_chinese_search_finds_words(built) -> None:
     assert "注意力" in index["terms"], "the Chinese search index has no term 注意力 (is jieba installed?)"
 
 
+def test_a_chinese_page_is_pickled_without_the_environment(built) -> None:
+    """A translated node belongs to its page (tools/i18n_ext.py, translated_nodes_at_home): the Chinese
+    doctrees hold no build environment (each was 5 MB of it, and the builds spent a third of their
+    time pickling it), and a short page's doctree is as small as the English one."""
+    from conftest import BUILD
+
+    doctrees = sorted((BUILD / ".doctrees-zh_CN-html").rglob("*.doctree"))
+    assert len(doctrees) == len(PAGES), [path.name for path in doctrees]
+    holding = [path.name for path in doctrees if b"BuildEnvironment" in path.read_bytes()]
+    assert holding == [], f"Chinese doctrees that pickled the build environment: {holding}"
+    assert (BUILD / ".doctrees-zh_CN-html" / "book" / "run_locally.doctree").stat().st_size < 200_000
+
+
 def test_the_chinese_build_executed_nothing(built) -> None:
     log = built.stdout
     assert ZH_BUILD_MARKER in log, "the build log has no Chinese part"

@@ -166,3 +166,19 @@ def test_a_catalog_line_that_is_not_one_quoted_string_is_a_problem(tmp_path) -> 
     assert syntax_problems(po) == ['page:5: not one quoted string: \'msgstr ""你好""\'']
     po.write_text('msgid ""\nmsgstr ""\n\nmsgid "Hello"\nmsgstr "你好"\n', encoding="utf-8")
     assert syntax_problems(po) == []
+
+
+def test_the_chinese_search_index_is_sphinxs() -> None:
+    """tools/i18n_ext.py's SearchChinese keeps the Latin terms in a set (Sphinx's list made the
+    Chinese index quadratic in the book's length); it splits and stems every word as Sphinx's does."""
+    from sphinx.search import zh as search_zh
+
+    from tools.i18n_ext import SearchChinese
+
+    text = "多头注意力 (multi-head attention) 把 d_model 分成 H 个头; the heads attend, GPU, RoPE 位置编码。"
+    ours, sphinxs = SearchChinese({}), search_zh.SearchChinese({})
+    sphinxs.latin_terms = []  # Sphinx's list lives on the class: a fresh one for this test
+    words = ours.split(text)
+    assert words == sphinxs.split(text) and "注意力" in words
+    assert isinstance(ours.latin_terms, set) and ours.latin_terms == set(sphinxs.latin_terms)
+    assert [ours.stem(word) for word in words] == [sphinxs.stem(word) for word in words]

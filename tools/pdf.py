@@ -38,7 +38,7 @@ def browser() -> str | None:
     return None
 
 
-def render(language: str) -> Path | None:
+def render(language: str, environment_of: str | None = None) -> Path | None:
     """The book as one HTML page in ``language`` (``_build/pdf-<language>/html/index.html``), or
     ``None`` if the Sphinx build failed (its warnings are errors, as the site's).
 
@@ -48,7 +48,9 @@ def render(language: str) -> Path | None:
 
     out = BUILD / f"pdf-{language}" / "html"
     shutil.rmtree(out.parent, ignore_errors=True)
-    code = build_sphinx_language(language, out, builder="singlehtml", overrides=OVERRIDES)
+    code = build_sphinx_language(
+        language, out, builder="singlehtml", overrides=OVERRIDES, environment_of=environment_of
+    )
     return out / "index.html" if code == 0 else None
 
 
@@ -67,19 +69,35 @@ def print_pdf(page: Path, target: Path, executable: str) -> None:
     partial.replace(target)
 
 
-def build(language: str) -> int:
-    """The PDF of ``language`` into its site (:data:`TARGETS`); 0 on success, 1 on a failed build."""
+def printed(language: str) -> Path:
+    """Where :func:`build` prints the PDF of ``language`` before it goes into the site (``_build/pdf-<language>/book.pdf``)."""
+    return BUILD / f"pdf-{language}" / "book.pdf"
+
+
+def place(language: str) -> Path:
+    """Copy the printed PDF of ``language`` into its site (:data:`TARGETS`)."""
+    TARGETS[language].parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(printed(language), TARGETS[language])
+    return TARGETS[language]
+
+
+def build(language: str, *, into_site: bool = True, environment_of: str | None = None) -> int:
+    """The PDF of ``language``, printed to :func:`printed` and (``into_site``) copied into its site
+    (:data:`TARGETS`); 0 on success, 1 on a failed build. ``tools.site`` builds the PDFs while the
+    sites are rendered, and copies them in once every site is written. ``environment_of``: see
+    :func:`tools.site.build_sphinx_language` (the Chinese PDF starts from the Chinese site's pages as read)."""
     executable = browser()
     if executable is None:
         print("tools.pdf: no Chromium or Chrome found (apt-get install chromium): no PDF", file=sys.stderr)
         return 1
     start = time.perf_counter()
-    page = render(language)
+    page = render(language, environment_of)
     if page is None:
         return 1
-    print_pdf(page, TARGETS[language], executable)
-    size = TARGETS[language].stat().st_size / 2**20
-    print(f"tools.pdf: {TARGETS[language].relative_to(REPO)} ({size:.1f} MiB) in {time.perf_counter() - start:.0f} s")
+    print_pdf(page, printed(language), executable)
+    target = place(language) if into_site else printed(language)
+    size = target.stat().st_size / 2**20
+    print(f"tools.pdf: {target.relative_to(REPO)} ({size:.1f} MiB) in {time.perf_counter() - start:.0f} s")
     return 0
 
 

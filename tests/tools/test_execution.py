@@ -50,7 +50,7 @@ def test_a_build_from_a_cache_of_other_code_is_refused(cache, monkeypatch, capsy
     monkeypatch.setattr(site, "build_english", lambda: rendered.append("en") or 0)
     monkeypatch.setattr(site.subprocess, "Popen", None)  # the two languages side by side: not here
     monkeypatch.setattr(site.pdfs, "browser", lambda: "chromium")  # the PDF is built after the site ...
-    monkeypatch.setattr(site.pdfs, "build", lambda language: rendered.append(f"pdf-{language}") or 0)  # ... here
+    monkeypatch.setattr(site.pdfs, "build", lambda language, **_: rendered.append(f"pdf-{language}") or 0)  # ... here
     execution.STAMP.write_text(json.dumps({"code": "0" * 64}))
     assert site.main(argv) == 1
     assert "holds outputs of other code" in capsys.readouterr().err
@@ -101,3 +101,45 @@ def test_only_notebooks_whose_outputs_are_a_real_run_are_cached(tmp_path) -> Non
         assert cached == {"plain"}
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+class _Render:
+    """A render process that has finished: the `subprocess.Popen` of ``tools.site.render_both``, stubbed."""
+
+    commands: list[list[str]] = []
+
+    def __init__(self, command, cwd, stdout, stderr) -> None:
+        self.commands.append(command)
+        language = command[command.index("--language") + 1]
+        part = command[command.index("--part") + 1] if "--part" in command else "both"
+        stdout.write(f"log of {language} {part}\n")
+        self.returncode = 1 if (language, part) == ("en", "pdf") and "--fail" in sys.argv else 0
+
+    def poll(self) -> int:
+        return self.returncode
+
+
+def test_the_renders_run_side_by_side_and_their_logs_print_in_order(monkeypatch, capsys) -> None:
+    """``python -m tools.site`` renders the Chinese site and PDF, the English PDF and the English site
+    as processes (the longest first); the logs print English first, then the Chinese one; the English
+    PDF goes into the site after both renders; a failed render fails the build and places nothing."""
+    placed = []
+    monkeypatch.setattr(site.subprocess, "Popen", _Render)
+    monkeypatch.setattr(site, "compile_catalogs", lambda: None)
+    monkeypatch.setattr(site.pdfs, "place", lambda language: placed.append(language) or REPO / "book.pdf")
+    _Render.commands = []
+    assert site.render_both(pdf=True, jobs=2) == 0
+    assert [command[3:] for command in _Render.commands] == [
+        ["--language", "zh_CN"], ["--language", "en", "--part", "pdf"], ["--language", "en", "--part", "site"]
+    ]  # fmt: skip
+    out = capsys.readouterr().out
+    assert out.index("log of en site") < out.index("log of en pdf") < out.index("log of zh_CN both")
+    assert placed == ["en"]
+    _Render.commands = []
+    assert site.render_both(pdf=False, jobs=1) == 0
+    assert [command[3:] for command in _Render.commands] == [
+        ["--language", "zh_CN", "--no-pdf"], ["--language", "en", "--part", "site", "--no-pdf"]
+    ]  # fmt: skip
+    monkeypatch.setattr(sys, "argv", [*sys.argv, "--fail"])
+    placed.clear()
+    assert site.render_both(pdf=True) == 1 and placed == []

@@ -139,6 +139,22 @@ def test_a_chinese_page_is_pickled_without_the_environment(built) -> None:
     assert (BUILD / ".doctrees-zh_CN-html" / "book" / "run_locally.doctree").stat().st_size < 200_000
 
 
+@pytest.mark.parametrize("site", [HTML, ZH], ids=["en", "zh"])
+def test_each_figure_is_one_link(site, built) -> None:
+    """A figure is a link to itself once (tools/book_ext.py, figures_for_phones): the English build,
+    finishing while the Chinese site is copied into its folder, wrapped the Chinese figures a second
+    time (axe-core: link-name, a link with no text around the link with the image)."""
+    nested = [
+        page.relative_to(site).as_posix()
+        for page in sorted(site.rglob("*.html"))
+        if '<a class="book-figure-link" href="' in page.read_text(encoding="utf-8")
+        and re.search(
+            r'<a class="book-figure-link"[^>]*>\s*<a class="book-figure-link"', page.read_text(encoding="utf-8")
+        )
+    ]
+    assert nested == [], f"pages whose figures are links inside links: {nested}"
+
+
 def test_the_chinese_build_executed_nothing(built) -> None:
     log = built.stdout
     assert ZH_BUILD_MARKER in log, "the build log has no Chinese part"

@@ -783,6 +783,16 @@ def phone_width(svg: str) -> float | None:
     return float(width[1]) * PHONE_LABEL_PX / min(sizes)
 
 
+def site_pages(app: Sphinx) -> list[Path]:
+    """The HTML pages of this build: those of its output folder, but not the other language's site
+    that ``tools.site`` copies into it (``_build/html/zh``), maybe while this build is finishing."""
+    from i18n_ext import LANGUAGES
+
+    outdir = Path(app.outdir)
+    others = [outdir / folder for folder, _, _ in LANGUAGES.values() if folder]
+    return [page for page in outdir.rglob("*.html") if not any(page.is_relative_to(other) for other in others)]
+
+
 def figures_for_phones(app: Sphinx, exception: Exception | None) -> None:
     """After an HTML build: every SVG figure of every page says how narrow it may get
     (``--book-min-width``, which ``_static/book.css`` uses on phones), and is a link to itself, so that a
@@ -801,7 +811,7 @@ def figures_for_phones(app: Sphinx, exception: Exception | None) -> None:
         tag = m[0].rstrip(">").rstrip().rstrip("/").rstrip()
         return f'<a class="book-figure-link" href="{m[2]}">{tag}{style} /></a>'
 
-    for page in Path(app.outdir).rglob("*.html"):
+    for page in site_pages(app):
         text = page.read_text(encoding="utf-8")
         changed = _IMG.sub(figure, text)
         if changed != text:

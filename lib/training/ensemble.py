@@ -13,7 +13,8 @@ forward pass runs in one of two ways:
   stacked weights.
 
 Either way the per-operation overhead of small models (Python, dispatch, allocation) is paid once per
-step, not M times; on a GPU the M models fill the device. Folding is the faster of the two on a CPU.
+step, not M times; on a GPU the M models fill the device. Folding is the default: it calls PyTorch's
+ordinary kernels and needs no forward pass that runs under ``torch.vmap``.
 
 The optimizer is one ``torch.optim`` optimizer over the stacked parameters. Adam, AdamW, SGD (with
 momentum) and RMSprop work elementwise, so the stacked state *is* M independent states: model
@@ -87,7 +88,7 @@ def train_ensemble(
         under ``torch.vmap`` with batched inputs: it may not read tensor values on the host.
     fold
         ``True`` (the default): if the architecture allows it, run the M models as one model on a
-        batch of M·B rows (:mod:`lib.training.folded`; faster than ``vmap`` on a CPU), after checking
+        batch of M·B rows (:mod:`lib.training.folded`: PyTorch's ordinary kernels), after checking
         on the first batch, without dropout, that this gives each model its own loss, and that a
         training step writes no buffer; else, and with ``False``, ``vmap`` over the stacked weights.
         ``loss_fn`` folds only if it calls the model, or one method of it (``model.readouts(...)``),

@@ -10,7 +10,8 @@ commands show the same runs. A notebook that fails fails the build here, with it
 **Render**: the English site (``jupyter-book build``, ``execute_notebooks: cache``), its PDF
 (``tools/pdf.py``), and the Chinese site (the same Sphinx configuration with ``language = zh_CN``, the
 Chinese table of contents and theme strings of ``locale/zh_CN/site.yml``) followed by its PDF, are
-rendered from that cache by processes one per core (:func:`render_both`); none executes anything. ``--keep-cache`` skips the execution and renders from the cache as it is, and so does
+rendered from that cache by processes one per core (:func:`render_both`); none executes anything.
+``--keep-cache`` skips the execution and renders from the cache as it is, and so does
 ``--language zh_CN``: both refuse a cache filled by other code (its stamp, ``tools/execution.py``).
 """
 

@@ -206,7 +206,9 @@ def pytest_runtest_setup(item) -> None:
 # pytest-xdist hands each worker one file at a time, in the order below (`--no-loadscope-reorder`
 # in pyproject.toml keeps it; by default xdist sorts files by their number of tests, which put the
 # site's many small tests first, so that the second worker sat waiting for the build for minutes):
-#   1. the notebooks under nbval, on both workers (each fills the execution cache);
+#   1. the notebooks under nbval, on both workers (each fills the execution cache), the longest first
+#      (as long as the seed sweep measured them, `book/claims_sweep.json`; a notebook it does not
+#      sweep last), so that the two workers finish together: the last notebook handed out is short;
 #   2. tests/test_site.py: a worker builds the site from the cache (it waits for the notebooks the
 #      other worker is still running), while the other runs the tests that do not read the site;
 #   3. the other tests that do not read the site;
@@ -225,13 +227,33 @@ def _work_order(item) -> int:
     return 2
 
 
+def sweep_seconds() -> dict[str, float]:
+    """How long each notebook of the seed sweep ran, by file name: the median over its runs
+    (`book/claims_sweep.json`, written by `python -m tools.sweep`)."""
+    try:
+        chapters = json.loads((REPO / "book" / "claims_sweep.json").read_text(encoding="utf-8"))["chapters"]
+    except (OSError, ValueError, KeyError):
+        return {}
+    return {
+        entry["notebook"]: sorted(runs)[len(runs) // 2]
+        for entry in chapters.values()
+        if (runs := list(entry.get("seconds", {}).values()))
+    }
+
+
 def pytest_collection_modifyitems(session, config, items) -> None:
     # xdist schedules a whole file where its first test stands: a file with any test that reads the
     # build (tests/test_student.py has both kinds) goes where its latest test belongs
     by_file: dict = {}
     for item in items:
         by_file[item.path] = max(by_file.get(item.path, 0), _work_order(item))
-    items.sort(key=lambda item: by_file[item.path])  # stable: within a group, the collection order
+    seconds = sweep_seconds()
+
+    def order(item) -> tuple[int, float]:
+        group = by_file[item.path]
+        return group, -seconds.get(item.path.name, 0.0) if group == 0 else 0.0
+
+    items.sort(key=order)  # stable: within a group, the collection order (the notebooks: the longest first)
     # The notebooks this run executes: the site build waits for them (tests/conftest.py).
     if NESTED:
         return

@@ -83,9 +83,9 @@ def place(language: str) -> Path:
 
 def build(language: str, *, into_site: bool = True, environment_of: str | None = None) -> int:
     """The PDF of ``language``, printed to :func:`printed` and (``into_site``) copied into its site
-    (:data:`TARGETS`); 0 on success, 1 on a failed build. ``tools.site`` builds the PDFs while the
-    sites are rendered, and copies them in once every site is written. ``environment_of``: see
-    :func:`tools.site.build_sphinx_language` (the Chinese PDF starts from the Chinese site's pages as read)."""
+    (:data:`TARGETS`); 0 on success, 1 on a failed build. ``environment_of``: see
+    :func:`tools.site.build_sphinx_language` (``tools.site`` builds each language's PDF after its site,
+    from the site's pages as read)."""
     executable = browser()
     if executable is None:
         print("tools.pdf: no Chromium or Chrome found (apt-get install chromium): no PDF", file=sys.stderr)

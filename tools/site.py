@@ -7,12 +7,15 @@ Three steps. **Execute**: every notebook of the site runs under nbval (pytest, `
 core with one torch thread each, into the emptied execution cache (``_build/.jupyter_cache``, see
 ``tools/execution.py``): the same mechanism that fills it in the README's test command, so the two
 commands show the same runs. A notebook that fails fails the build here, with its traceback.
-**Render**: the English site (``jupyter-book build``, ``execute_notebooks: cache``), its PDF
-(``tools/pdf.py``), and the Chinese site (the same Sphinx configuration with ``language = zh_CN``, the
-Chinese table of contents and theme strings of ``locale/zh_CN/site.yml``) followed by its PDF, are
-rendered from that cache by processes one per core (:func:`render_both`); none executes anything.
+**Render**: the English site (the Sphinx configuration that Jupyter Book writes from ``_config.yml``,
+as ``jupyter-book build . -W -n --keep-going --all`` builds it) followed by its PDF (``tools/pdf.py``),
+and the Chinese site (the same configuration with ``language = zh_CN``, the Chinese table of contents
+and theme strings of ``locale/zh_CN/site.yml``) followed by its PDF, are rendered from that cache by
+two processes side by side (:func:`render_both`); each PDF starts from its site's pages as read, and
+none executes anything.
 ``--keep-cache`` skips the execution and renders from the cache as it is, and so does
-``--language zh_CN``: both refuse a cache filled by other code (its stamp, ``tools/execution.py``).
+``--language en|zh_CN`` (one language, its site then its PDF): both refuse a cache filled by other code
+(its stamp, ``tools/execution.py``).
 """
 
 from __future__ import annotations
@@ -44,12 +47,6 @@ SITE_STRINGS = REPO / "locale" / ZH / "site.yml"
 ZH_BUILD_MARKER = "=== tools.site: the Chinese site, from the execution cache, into _build/html/zh ==="
 
 
-def jupyter_book() -> str:
-    """The jupyter-book next to this interpreter (the book's venv), else the one on PATH."""
-    here = Path(sys.executable).parent / "jupyter-book"
-    return str(here) if here.exists() else (shutil.which("jupyter-book") or "jupyter-book")
-
-
 def execute_notebooks(jobs: int | None = None) -> int:
     """Run every notebook of the site under nbval, ``jobs`` at a time (default: one per core), with one
     torch thread each, into the emptied execution cache (``conftest.py`` caches each notebook that ran
@@ -61,11 +58,13 @@ def execute_notebooks(jobs: int | None = None) -> int:
     return subprocess.run(command, cwd=REPO, env=env).returncode
 
 
-def build_english(*, all_pages: bool = True) -> int:
-    """``jupyter-book build . -W -n --keep-going``, from the execution cache (a notebook missing from it
-    is executed), then the executed notebooks into ``_build/jupyter_execute/``."""
-    cmd = [jupyter_book(), "build", str(REPO), "-W", "-n", "--keep-going"] + (["--all"] if all_pages else [])
-    code = subprocess.run(cmd, cwd=REPO).returncode
+def build_english() -> int:
+    """The English site into ``_build/html``, as ``jupyter-book build . -W -n --keep-going --all`` builds
+    it (:func:`build_sphinx_language`: the same Sphinx configuration, a fresh environment), from the
+    execution cache (a notebook missing from it is executed), then the executed notebooks into
+    ``_build/jupyter_execute/``. Built in this process, not by the ``jupyter-book`` command, so that
+    the English PDF can start from the pages as read (``environment_of="html"``), as the Chinese one does."""
+    code = build_sphinx_language("en", HTML)
     if code == 0:
         export_executed()
     return code
@@ -174,8 +173,9 @@ def build_sphinx_language(
     if builder == "gettext":
         overrides |= {"nb_execution_mode": "off", "gettext_compact": False}
     if builder not in ("html", "gettext"):  # the one-page book (tools/pdf.py) reads the cache, executes nothing
-        overrides |= {"nb_execution_mode": "cache", "nb_execution_cache_path": CACHE.as_posix()}
-        overrides |= {"nb_execution_raise_on_error": True}
+        # (the cache's path as the site's build gives it: a changed setting would make Sphinx read every
+        # page again, where the PDF starts from the site's pages as read)
+        overrides |= {"nb_execution_mode": "cache", "nb_execution_raise_on_error": True}
     overrides |= extra or {}
     os.environ.setdefault("TQDM_DISABLE", "1")
     result = build_sphinx(
@@ -196,7 +196,12 @@ def build_sphinx_language(
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.site", description=__doc__.split("\n")[0])
     parser.add_argument("--gettext", action="store_true", help="only extract the English messages (_build/gettext)")
-    parser.add_argument("--language", choices=["both", "en", ZH], default="both")
+    parser.add_argument(
+        "--language",
+        choices=["both", "en", ZH],
+        default="both",
+        help="both: execute, then render both; en or zh_CN: render one from the cache as it is",
+    )
     parser.add_argument("--keep-cache", action="store_true", help="render from the execution cache as it is")
     parser.add_argument(
         "--jobs",
@@ -216,7 +221,7 @@ def main(argv: list[str] | None = None) -> int:
         return build_sphinx_language("en", args.out, builder="gettext", warningiserror=False)
     if args.part and args.language == "both":
         parser.error("--part renders one language: give --language en or --language zh_CN")
-    if args.language == ZH or args.keep_cache or args.part:
+    if args.language != "both" or args.keep_cache:  # one language, or --keep-cache: from the cache as it is
         if (reason := execution.stale_reason()) is not None:
             print(f"tools.site: {reason}; run `python -m tools.site` to execute every notebook again", file=sys.stderr)
             return 1
@@ -234,33 +239,28 @@ def main(argv: list[str] | None = None) -> int:
     if args.part == "pdf":
         return pdfs.build(args.language, into_site=False)
     if args.language == "en":
-        return build_english() or (pdf and pdfs.build("en"))
+        return build_english() or (pdf and pdfs.build("en", environment_of="html"))
     if args.language == ZH:
         print(ZH_BUILD_MARKER, flush=True)
         return build_chinese() or (pdf and pdfs.build(ZH, environment_of="html"))
     return render_both(pdf, args.jobs)
 
 
-# The renders of a two-language build, the longest first (seconds on a 2-core machine: 38, 19, 15).
-# The Chinese site and its PDF in one process, the PDF from the site's pages as read; the English site
-# is `jupyter-book build`'s own, so its PDF reads the pages again, beside it.
-RENDERS = [(ZH, "both"), ("en", "pdf"), ("en", "site")]
+# The renders of a two-language build, the longest first: each language's site, then its PDF from the
+# site's pages as read, in one process (seconds on a 2-core machine: 40 and 33).
+RENDERS = [(ZH, "both"), ("en", "both")]
 
 
 def render_both(pdf: bool, jobs: int | None = None) -> int:
-    """Each language's site and PDF from the cache, in processes ``jobs`` at a time (default: one per
-    core), the longest first; their logs printed English first. The English PDF goes into the
-    English site once that site is written."""
-    renders = [(language, part) for language, part in RENDERS if pdf or part != "pdf"]
+    """Each language's site, then its PDF, from the cache, in processes ``jobs`` at a time (default:
+    one per core), the longest first; their logs printed English first."""
     compile_catalogs()  # once, here: Sphinx compiles them at its start, and two builds would both write them
     with contextlib.ExitStack() as files:
-        logs = {render: files.enter_context(tempfile.TemporaryFile("w+")) for render in renders}
-        codes = _run_side_by_side(renders, logs, pdf, jobs)
-        for render in sorted(renders, key=lambda render: (render[0] != "en", render[1] != "site")):
+        logs = {render: files.enter_context(tempfile.TemporaryFile("w+")) for render in RENDERS}
+        codes = _run_side_by_side(RENDERS, logs, pdf, jobs)
+        for render in sorted(RENDERS, key=lambda render: render[0] != "en"):
             logs[render].seek(0)
             print(logs[render].read(), end="", flush=True)  # the Chinese log starts with ZH_BUILD_MARKER
-    if pdf and not any(codes.values()):
-        print(f"tools.site: {pdfs.place('en').relative_to(REPO)}", flush=True)
     return max(codes.values())
 
 

@@ -41,16 +41,20 @@ def test_the_stamp_covers_lib_and_the_requirements(tmp_path) -> None:
     assert execution.code_stamp(tmp_path) != first
 
 
-@pytest.mark.parametrize("argv", [["--language", "zh_CN"], ["--keep-cache"]], ids=["chinese", "keep-cache"])
+@pytest.mark.parametrize(
+    "argv", [["--language", "zh_CN"], ["--language", "en"], ["--keep-cache"]], ids=["chinese", "english", "keep-cache"]
+)
 def test_a_build_from_a_cache_of_other_code_is_refused(cache, monkeypatch, capsys, argv) -> None:
-    """``--language zh_CN`` and ``--keep-cache`` render from the cache as it is; a cache filled before
-    lib/ changed would show that code's outputs as current: refused, nothing rendered."""
+    """``--language zh_CN``, ``--language en`` and ``--keep-cache`` render from the cache as it is (none
+    executes a notebook); a cache filled before lib/ changed would show that code's outputs as current:
+    refused, nothing rendered."""
     rendered = []
     monkeypatch.setattr(site, "build_chinese", lambda: rendered.append("zh") or 0)
     monkeypatch.setattr(site, "build_english", lambda: rendered.append("en") or 0)
     monkeypatch.setattr(site.subprocess, "Popen", None)  # the two languages side by side: not here
     monkeypatch.setattr(site.pdfs, "browser", lambda: "chromium")  # the PDF is built after the site ...
     monkeypatch.setattr(site.pdfs, "build", lambda language, **_: rendered.append(f"pdf-{language}") or 0)  # ... here
+    monkeypatch.setattr(site, "execute_notebooks", lambda jobs=None: rendered.append("executed") or 0)
     execution.STAMP.write_text(json.dumps({"code": "0" * 64}))
     assert site.main(argv) == 1
     assert "holds outputs of other code" in capsys.readouterr().err
@@ -60,7 +64,8 @@ def test_a_build_from_a_cache_of_other_code_is_refused(cache, monkeypatch, capsy
     assert rendered == []
     execution.write_stamp()
     if argv[0] == "--language":
-        assert site.main(argv) == 0 and rendered == ["zh", "pdf-zh_CN"]
+        language = argv[1]
+        assert site.main(argv) == 0 and rendered == [language[:2], f"pdf-{language}"]
 
 
 NOTEBOOKS = {
@@ -113,33 +118,66 @@ class _Render:
         language = command[command.index("--language") + 1]
         part = command[command.index("--part") + 1] if "--part" in command else "both"
         stdout.write(f"log of {language} {part}\n")
-        self.returncode = 1 if (language, part) == ("en", "pdf") and "--fail" in sys.argv else 0
+        self.returncode = 1 if language == "en" and "--fail" in sys.argv else 0
 
     def poll(self) -> int:
         return self.returncode
 
 
 def test_the_renders_run_side_by_side_and_their_logs_print_in_order(monkeypatch, capsys) -> None:
-    """``python -m tools.site`` renders the Chinese site and PDF, the English PDF and the English site
-    as processes (the longest first); the logs print English first, then the Chinese one; the English
-    PDF goes into the site after both renders; a failed render fails the build and places nothing."""
-    placed = []
+    """``python -m tools.site`` renders each language (its site, then its PDF) in a process of its own,
+    the Chinese first (the longer); the logs print English first, then the Chinese one; a failed
+    render fails the build."""
     monkeypatch.setattr(site.subprocess, "Popen", _Render)
     monkeypatch.setattr(site, "compile_catalogs", lambda: None)
-    monkeypatch.setattr(site.pdfs, "place", lambda language: placed.append(language) or REPO / "book.pdf")
     _Render.commands = []
     assert site.render_both(pdf=True, jobs=2) == 0
-    assert [command[3:] for command in _Render.commands] == [
-        ["--language", "zh_CN"], ["--language", "en", "--part", "pdf"], ["--language", "en", "--part", "site"]
-    ]  # fmt: skip
+    assert [command[3:] for command in _Render.commands] == [["--language", "zh_CN"], ["--language", "en"]]
     out = capsys.readouterr().out
-    assert out.index("log of en site") < out.index("log of en pdf") < out.index("log of zh_CN both")
-    assert placed == ["en"]
+    assert out.index("log of en both") < out.index("log of zh_CN both")
     _Render.commands = []
     assert site.render_both(pdf=False, jobs=1) == 0
     assert [command[3:] for command in _Render.commands] == [
-        ["--language", "zh_CN", "--no-pdf"], ["--language", "en", "--part", "site", "--no-pdf"]
+        ["--language", "zh_CN", "--no-pdf"], ["--language", "en", "--no-pdf"]
     ]  # fmt: skip
     monkeypatch.setattr(sys, "argv", [*sys.argv, "--fail"])
-    placed.clear()
-    assert site.render_both(pdf=True) == 1 and placed == []
+    assert site.render_both(pdf=True) == 1
+
+
+def test_the_english_pdf_starts_from_the_english_site(monkeypatch) -> None:
+    """``--language en``: the site, then the PDF from the site's pages as read (as for the Chinese)."""
+    calls = []
+    monkeypatch.setattr(execution, "stale_reason", lambda: None)
+    monkeypatch.setattr(site.pdfs, "browser", lambda: "chromium")
+    monkeypatch.setattr(site, "build_english", lambda: calls.append("site") or 0)
+    monkeypatch.setattr(site.pdfs, "build", lambda language, **options: calls.append((language, options)) or 0)
+    assert site.main(["--language", "en"]) == 0
+    assert calls == ["site", ("en", {"environment_of": "html"})]
+
+
+class _Item:
+    """What conftest.py's ordering reads of a collected test."""
+
+    def __init__(self, path: str, marker: str | None = None) -> None:
+        self.path, self.marker = REPO / path, marker
+
+    def get_closest_marker(self, name: str):
+        return name if name == self.marker else None
+
+
+def test_the_notebooks_run_first_the_longest_first(pytestconfig, monkeypatch) -> None:
+    """The notebooks go to the workers before every other test, the longest first (by the seed
+    sweep's median run time; a notebook it does not sweep after those it does), so that the two
+    workers finish together; the site's readers come last."""
+    conftest = pytestconfig.pluginmanager.get_plugin(str(REPO / "conftest.py"))  # the root one, not tests/'s
+    monkeypatch.setattr(conftest, "NESTED", True)  # no record of the notebooks this run executes
+    seconds = conftest.sweep_seconds()
+    swept = sorted(seconds, key=seconds.get, reverse=True)
+    assert len(swept) >= 10 and "performance.ipynb" not in swept
+    assert all(seconds[name] > 0 for name in swept)
+    items = [_Item("tests/test_site_zh.py", "site"), _Item("tests/test_lib.py"), _Item("book/performance.ipynb")]
+    items += [_Item(f"book/{name}") for name in sorted(swept)] + [_Item("tests/test_site.py")]
+    conftest.pytest_collection_modifyitems(None, None, items)
+    assert [item.path.name for item in items] == [
+        *swept, "performance.ipynb", "test_site.py", "test_lib.py", "test_site_zh.py"
+    ]  # fmt: skip

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import statistics
 from pathlib import Path
 
 if os.environ.get("PYTEST_XDIST_WORKER"):
@@ -229,13 +230,14 @@ def _work_order(item) -> int:
 
 def sweep_seconds() -> dict[str, float]:
     """How long each notebook of the seed sweep ran, by file name: the median over its runs
-    (`book/claims_sweep.json`, written by `python -m tools.sweep`)."""
+    (`book/claims_sweep.json`, written by `python -m tools.sweep`; read here, not with `tools.sweep.load`,
+    which imports torch into every pytest process)."""
     try:
         chapters = json.loads((REPO / "book" / "claims_sweep.json").read_text(encoding="utf-8"))["chapters"]
     except (OSError, ValueError, KeyError):
         return {}
     return {
-        entry["notebook"]: sorted(runs)[len(runs) // 2]
+        entry["notebook"]: statistics.median(runs)
         for entry in chapters.values()
         if (runs := list(entry.get("seconds", {}).values()))
     }

@@ -679,7 +679,7 @@ def _register_author_year_style() -> None:
 def _pybtex_plugins_looked_up_once() -> None:
     """pybtex finds each plugin (a name style, a label style, a backend) among the entry points of
     every installed package, and does so again at every citation the build resolves: 171 scans of all
-    the packages' metadata, 2 s of each build that writes pages. The packages do not change during a
+    the packages' metadata, about 1 s of each build that writes pages. The packages do not change during a
     build, so each lookup is made once (the plugins registered at run time are still looked up first)."""
     import pybtex.plugin
 

@@ -247,8 +247,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 # The renders of a two-language build, the longest first: each language's site, then its PDF from the
-# site's pages as read, in one process (seconds on a 2-core machine: 40 and 33).
-RENDERS = [(ZH, "both"), ("en", "both")]
+# site's pages as read, in one process (seconds on a 2-core machine, each alone: 45 and 30).
+RENDERS = [ZH, "en"]
 
 
 def render_both(pdf: bool, jobs: int | None = None) -> int:
@@ -256,29 +256,28 @@ def render_both(pdf: bool, jobs: int | None = None) -> int:
     one per core), the longest first; their logs printed English first."""
     compile_catalogs()  # once, here: Sphinx compiles them at its start, and two builds would both write them
     with contextlib.ExitStack() as files:
-        logs = {render: files.enter_context(tempfile.TemporaryFile("w+")) for render in RENDERS}
+        logs = {language: files.enter_context(tempfile.TemporaryFile("w+")) for language in RENDERS}
         codes = _run_side_by_side(RENDERS, logs, pdf, jobs)
-        for render in sorted(RENDERS, key=lambda render: render[0] != "en"):
-            logs[render].seek(0)
-            print(logs[render].read(), end="", flush=True)  # the Chinese log starts with ZH_BUILD_MARKER
+        for language in sorted(RENDERS, key=lambda language: language != "en"):
+            logs[language].seek(0)
+            print(logs[language].read(), end="", flush=True)  # the Chinese log starts with ZH_BUILD_MARKER
     return max(codes.values())
 
 
-def _run_side_by_side(renders: list[tuple[str, str]], logs: dict, pdf: bool, jobs: int | None) -> dict:
-    """Run ``python -m tools.site --language ...`` for each render, ``jobs`` at a time, each into its log;
-    their exit codes."""
-    waiting, running, codes = list(renders), {}, {}
+def _run_side_by_side(languages: list[str], logs: dict, pdf: bool, jobs: int | None) -> dict:
+    """Run ``python -m tools.site --language L`` for each language, ``jobs`` at a time, each into its
+    log; their exit codes."""
+    waiting, running, codes = list(languages), {}, {}
     jobs = max(1, jobs or os.cpu_count() or 1)
     while waiting or running:
         while waiting and len(running) < jobs:
-            language, part = render = waiting.pop(0)
-            command = [sys.executable, "-m", "tools.site", "--language", language]
-            command += ([] if part == "both" else ["--part", part]) + ([] if pdf else ["--no-pdf"])
-            running[render] = subprocess.Popen(command, cwd=REPO, stdout=logs[render], stderr=subprocess.STDOUT)
+            language = waiting.pop(0)
+            command = [sys.executable, "-m", "tools.site", "--language", language] + ([] if pdf else ["--no-pdf"])
+            running[language] = subprocess.Popen(command, cwd=REPO, stdout=logs[language], stderr=subprocess.STDOUT)
         time.sleep(0.2)
-        for render, process in list(running.items()):
+        for language, process in list(running.items()):
             if process.poll() is not None:
-                codes[render] = running.pop(render).returncode
+                codes[language] = running.pop(language).returncode
     return codes
 
 

@@ -180,3 +180,13 @@ def test_the_notebooks_run_first_the_longest_first(pytestconfig, monkeypatch) ->
     assert [item.path.name for item in items] == [
         *swept, "performance.ipynb", "test_site.py", "test_lib.py", "test_site_zh.py"
     ]  # fmt: skip
+
+
+def test_reading_a_notebook_compiles_no_iri_grammar() -> None:
+    """Every process that reads a notebook imports nbformat, and with it jsonschema's format checkers:
+    with rfc3987 installed (requirements.txt) they leave rfc3987-syntax alone, which would compile
+    its Earley parsers at import, 1.3 s of CPU in each of those processes (pytest's, its workers',
+    each Sphinx build's)."""
+    code = "import sys, nbformat; print(sorted(m for m in sys.modules if m.startswith(('rfc3987', 'lark'))))"
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert run.stdout.strip() == "['rfc3987']"

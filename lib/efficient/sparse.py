@@ -17,6 +17,7 @@ import torch
 from torch import Tensor
 
 from ..model.checks import check_int
+from ..training.device import check_seed
 from .blockwise import memory_efficient_attention
 from .inputs import check_attention_inputs
 
@@ -41,9 +42,9 @@ def bigbird_mask(
       *earlier* keys it does not already see, ``n_global ≤ j < i − window`` (all of them when there
       are fewer). Global rows see everything already; the first rows have few or no candidates.
 
-    The random keys of row ``i`` depend on ``i``, the window, ``n_global`` and the seed (any int,
-    taken modulo ``2⁶⁴``), never on ``T``, so the pattern of a prefix is the prefix of the pattern:
-    ``bigbird_mask(T)[:t, :t] == bigbird_mask(t)`` for every ``t ≤ T``. A causal decoder fed one token
+    The random keys of row ``i`` depend on ``i``, the window, ``n_global`` and the seed (an int in
+    ``[0, 2⁶⁴)``, :func:`~lib.training.device.check_seed`), never on ``T``, so the pattern of a prefix
+    is the prefix of the pattern: ``bigbird_mask(T)[:t, :t] == bigbird_mask(t)`` for every ``t ≤ T``. A causal decoder fed one token
     at a time with its cache sees the rows teacher forcing sees (and none of its random keys is lost
     to the causal mask); an encoder's random keys all point backwards, its long-range links forwards
     are the global tokens.
@@ -51,7 +52,7 @@ def bigbird_mask(
     mask = sliding_window_mask(T, window)
     check_int("n_global", n_global, minimum=0, maximum=T)
     check_int("n_random", n_random, minimum=0)
-    check_int("seed", seed)
+    check_seed("seed", seed, bits=64)
     mask[:n_global, :] = True
     mask[:, :n_global] = True
     if n_random:
@@ -83,7 +84,6 @@ def _pair_scores(seed: int, T: int) -> Tensor:
     ``(seed, i, j)`` (counter-based: no generator, no state), so that entry ``(i, j)`` is the same
     whatever ``T``. A key per seed, from it a key per row, from it the row's scores: ``hash(key_i xor j)``,
     distinct within a row (the hash is invertible), so choosing the highest has no ties."""
-    seed %= 2**64  # Python's modulo: a negative seed too gives a word in [0, 2⁶⁴)
     seed_key = _hash32(_hash32(torch.tensor(seed & _WORD)) ^ (seed >> 32))
     positions = torch.arange(T, dtype=torch.int64)
     row_key = _hash32(seed_key ^ positions)  # [T]

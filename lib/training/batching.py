@@ -21,6 +21,7 @@ import torch
 from torch import Tensor
 
 from ..model.checks import check_int
+from .device import check_seed
 
 PAD, BOS, EOS = "<pad>", "<bos>", "<eos>"
 SPECIALS = (PAD, BOS, EOS)
@@ -259,8 +260,10 @@ class Seq2SeqDataset:
         seed: int = 0,
         device: torch.device | str | None = None,
     ) -> Iterator[Batch]:
-        """One epoch of padded batches (the last one may be smaller). ``seed`` fixes the shuffle."""
+        """One epoch of padded batches (the last one may be smaller). ``seed`` (an ``int >= 0``, a seed of
+        Python's ``random.Random``) fixes the shuffle."""
         check_int("batch_size", batch_size, minimum=1)
+        check_seed("seed", seed, bits=None)
         order = list(range(len(self)))
         if shuffle:
             random.Random(seed).shuffle(order)

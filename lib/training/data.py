@@ -196,7 +196,7 @@ def make_task(name: str, n: int, *, seed: int = 0, **kw) -> Seq2SeqDataset:
     """
     make = _task(name, kw)
     check_int("n", n, minimum=1)
-    check_int("seed", seed)
+    check_seed("seed", seed, bits=None)  # Python's random.Random keeps every bit
     return make(random.Random(seed), n, **kw)
 
 
@@ -214,7 +214,7 @@ class TaskStream:
     def __init__(self, name: str, batch_size: int, *, seed: int = 0, device: torch.device | str | None = None, **kw):
         self.make = _task(name, kw)
         check_int("batch_size", batch_size, minimum=1)
-        check_int("seed", seed)
+        check_seed("seed", seed, bits=None)  # Python's random.Random keeps every bit
         self.name, self.batch_size, self.device, self.kw = name, batch_size, device, kw
         self.rng = random.Random(seed)
         self._next = self.make(self.rng, batch_size, **kw)

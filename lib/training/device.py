@@ -20,19 +20,47 @@ def default_device() -> torch.device:
     return torch.device("cpu")
 
 
-def check_seed(name: str, value: object) -> int:
-    """A seed for a torch generator: an ``int`` in ``[0, 2**32)``; returns it.
+def check_seed(name: str, value: object, bits: int | None = 32) -> int:
+    """A seed, checked by ``lib``'s one seed policy; returns it.
 
-    torch keeps only a seed's lowest 32 bits, so ``2**40 + s`` would draw exactly what ``s`` draws:
-    a seed meant to be far from ``s`` would silently share its numbers. Such a seed is refused.
+    A seed is a non-negative ``int`` that the generator it seeds keeps whole, so that two different
+    seeds never draw the same numbers:
+
+    - ``bits=32`` (the default): torch's generators (``torch.manual_seed``, ``torch.Generator``) and
+      NumPy's keep a seed's lowest 32 bits, so ``2**40 + s`` would draw exactly what ``s`` draws: the
+      seed must be in ``[0, 2**32)``;
+    - ``bits=None``: Python's ``random.Random`` keeps every bit of a seed but its sign (``-s`` draws
+      what ``s`` draws): any ``int >= 0``;
+    - ``bits=64``: a hash that keeps 64 bits (:func:`lib.efficient.bigbird_mask`): ``[0, 2**64)``.
+
+    A seed outside its range is refused with a ``ValueError``, a non-int with a ``TypeError``. A seed
+    that ``lib`` computes from others (``torch.initial_seed()``, a seed plus a step) is reduced into
+    ``[0, 2**32)`` instead (:func:`derived_seed`): the reader never gave it.
     """
     check_int(name, value)
-    if not 0 <= value < 2**32:  # type: ignore[operator]
+    low_bits = value if bits is None else value % 2**bits  # type: ignore[operator]
+    if value < 0 or value != low_bits:  # type: ignore[operator]
+        if bits is None:
+            raise ValueError(
+                f"{name}={value!r} must be a non-negative int: Python's random.Random keeps a seed's "
+                f"absolute value, so it would draw what {-value} draws"  # type: ignore[operator]
+            )
+        keeps = "torch keeps" if bits == 32 else "the generator keeps"
         raise ValueError(
-            f"{name}={value!r} must be in [0, 2**32): torch keeps a seed's lowest 32 bits, "
-            f"so it would draw what {value % 2**32} draws"  # type: ignore[operator]
+            f"{name}={value!r} must be in [0, 2**{bits}): {keeps} a seed's lowest {bits} bits, "
+            f"so it would draw what {low_bits} draws"
         )
     return value  # type: ignore[return-value]
+
+
+def derived_seed(value: int) -> int:
+    """A seed that ``lib`` computes from others (``torch.initial_seed()``, a base seed plus a rank),
+    reduced into the range of :func:`check_seed`: ``value mod 2**32``.
+
+    torch would keep these 32 bits anyway, so the reduced seed draws what ``value`` draws, and a
+    ``value`` already in ``[0, 2**32)`` is itself. (A seed the reader gives is refused instead.)
+    """
+    return check_int("seed", value) % 2**32
 
 
 def seed_everything(seed: int) -> None:
@@ -55,6 +83,11 @@ def seed_block(seed: int, k: int) -> list[int]:
     so the runs of a chapter with ``SEED = 0, 1, …`` are independent experiments of ``k`` models each
     (the seed sweep, ``tools/sweep.py``, checks that their seeds are disjoint).
     """
-    check_int("seed", seed, minimum=0)
+    check_seed("seed", seed)
     check_int("k", k, minimum=1)
+    if k * seed + k - 1 >= 2**32:
+        raise ValueError(
+            f"seed={seed} with k={k} gives the seeds {k * seed} … {k * seed + k - 1}, beyond 2**32 "
+            f"(torch keeps a seed's lowest 32 bits); expected seed <= {(2**32 - k) // k}"
+        )
     return [k * seed + i for i in range(k)]

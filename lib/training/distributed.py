@@ -48,7 +48,7 @@ from torch.utils.data import DataLoader, DistributedSampler
 
 from .batching import Batch, LMBatch, Seq2SeqDataset, collate
 from .data import TaskStream
-from .device import check_seed
+from .device import check_seed, derived_seed
 
 T = TypeVar("T")
 
@@ -201,7 +201,7 @@ def rank_stream(stream: TaskStream) -> TaskStream:
     """
     if not is_distributed():
         return stream
-    base_seed = stream.rng.getrandbits(62)
+    base_seed = stream.rng.getrandbits(62)  # a seed of Python's random.Random, which keeps every bit
     batch_size = per_rank(stream.batch_size, "the TaskStream's batch_size")
     return TaskStream(stream.name, batch_size, seed=base_seed + rank(), device=stream.device, **stream.kw)
 
@@ -223,7 +223,9 @@ def shuffle_seed() -> int:
     """The seed of the shuffle of a data set: the seed the reader gave torch (``lib.seed_everything``).
 
     ``torch.initial_seed()`` reads it without drawing a random number, so training draws nothing
-    from the global generator that the reader's code would otherwise have drawn. In a process group,
-    rank 0's seed is used everywhere, so that every rank shuffles alike.
+    from the global generator that the reader's code would otherwise have drawn. A process whose
+    torch was never seeded has a random 64-bit seed there: it is reduced into ``[0, 2**32)``
+    (:func:`~lib.training.device.derived_seed`; a seed given with ``seed_everything`` is itself).
+    In a process group, rank 0's seed is used everywhere, so that every rank shuffles alike.
     """
-    return broadcast(torch.initial_seed() % 2**62)
+    return broadcast(derived_seed(torch.initial_seed()))

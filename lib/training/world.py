@@ -33,6 +33,7 @@ from torch import Tensor
 
 from ..model.checks import check_choice, check_int
 from .batching import LMBatch, Vocab, pad_sequences
+from .device import check_seed
 
 #: The cities a person can be born in (the first ``n_places`` are used).
 PLACES = (
@@ -219,7 +220,7 @@ def make_world(n_people: int = 200, n_places: int = 20, n_jobs: int = 10, *, see
     check_int("n_people", n_people, minimum=2, maximum=len(pool))
     check_int("n_places", n_places, minimum=2, maximum=len(PLACES))
     check_int("n_jobs", n_jobs, minimum=2, maximum=len(JOBS))
-    check_int("seed", seed)
+    check_seed("seed", seed, bits=None)  # Python's random.Random: -7 would draw what 7 draws
     rng = random.Random(seed)
     people = rng.sample(pool, n_people)
     place = tuple(rng.randrange(n_places) for _ in range(n_people))

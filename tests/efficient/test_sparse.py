@@ -50,7 +50,7 @@ def test_sliding_window_attention_equals_masked_full(is_causal, qkv, full, asser
 def test_bigbird_pattern_of_a_prefix_is_the_prefix_of_the_pattern(window, n_global, n_random):
     """A row's random keys depend on its position and the seed, not on the length: a decoder that
     grows its output step by step sees the rows teacher forcing sees."""
-    for seed in (0, 7, -3, 2**40 + 1):
+    for seed in (0, 7, 2**64 - 3, 2**40 + 1):  # seeds are ints in [0, 2**64) (check_seed)
         m = bigbird_mask(40, window, n_global, n_random, seed)
         for t in range(max(1, n_global), 41):
             assert torch.equal(m[:t, :t], bigbird_mask(t, window, n_global, n_random, seed)), (seed, t)

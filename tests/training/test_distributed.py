@@ -260,3 +260,25 @@ def test_the_torchrun_script_matches_one_process(tmp_path) -> None:
     finally:
         torch.set_num_threads(threads)
     _assert_close_losses(two["loss"], one.loss)
+
+
+def test_a_data_set_trains_in_a_process_whose_torch_was_never_seeded_small() -> None:
+    """Issue 59, 1: a fresh process's torch seed is a random 64-bit number; the shuffle of a data set
+    took it modulo 2**62 and then refused it ("seed=682022157965165000 must be in [0, 2**32)"). The
+    shuffle's seed is now reduced into [0, 2**32), which draws what torch would draw: a process seeded
+    with 2**40 + 5 shuffles as one seeded with 5, and a seed given with seed_everything is kept as it is."""
+    data = make_task("reverse", 24, seed=0, min_len=4, max_len=4)
+
+    def batches(torch_seed: int) -> list[list]:
+        with torch.random.fork_rng():
+            torch.manual_seed(torch_seed)
+            assert torch.initial_seed() == torch_seed
+            seen: list = []
+            model = _model(len(data.src_vocab), dropout=0.0)
+            train(model, data, steps=4, batch_size=8, loss_fn=_recording(seen), progress=False)
+        return seen
+
+    assert batches(682022157965165000) == batches(682022157965165000 % 2**32)
+    assert batches(2**40 + 5) == batches(5)
+    seed_everything(7)
+    assert distributed.shuffle_seed() == 7

@@ -179,12 +179,13 @@ class World:
         return LMBatch(tokens, target, v.pad_id)
 
     def cloze(self, people: list[int] | range, template: str, masked: bool = False) -> tuple[Tensor, int]:
-        """Cloze prompts about ``people`` from ``template`` (one with a ``{place}`` or ``{job}`` field).
+        """Cloze prompts about ``people`` from ``template`` (one with a ``{place}`` or ``{job}`` field: the
+        gap is ``{place}`` when it has both, and the other field holds the person's own fact).
 
-        ``masked=False``: the template cut before the field, ``<bos> Kato was born in``, read at its last
+        ``masked=False``: the template cut before the gap, ``<bos> Kato was born in``, read at its last
         position (next-token prediction); ``masked=True``: the whole sentence with ``<mask>`` for the
-        field, ``<bos> <mask> is where Kato was born . <eos>``, read at the mask. Returns the prompts
-        ``[n, L]`` and the position to read.
+        gap, ``<bos> <mask> is where Kato was born . <eos>``, read at the mask (with the mask filled in,
+        it is the person's sentence of the corpus). Returns the prompts ``[n, L]`` and the position to read.
         """
         self._check_people(people)
         if not isinstance(template, str):
@@ -198,10 +199,10 @@ class World:
         before, after = template.split(field, 1)
         rows = []
         for i in people:
-            head = before.format(person=self.people[i]).split()
-            tail = after.format(person=self.people[i], place="", job="").split() if masked else []
+            facts = dict(person=self.people[i], place=self.places[self.place[i]], job=self.jobs[self.job[i]])
+            head, tail = before.format(**facts).split(), after.format(**facts).split()
             rows.append([v.bos_id, *v.encode(head), *([self.mask_id, *v.encode(tail), v.eos_id] if masked else [])])
-        position = 1 + len(before.format(person="x").split()) if masked else len(rows[0]) - 1
+        position = 1 + len(head) if masked else len(rows[0]) - 1  # every name, place and job is one token
         return torch.tensor(rows, dtype=torch.long), position
 
     def _check_people(self, people: object) -> None:

@@ -78,6 +78,37 @@ def test_cloze_prompts_stop_before_the_fact_or_mask_it(world) -> None:
     assert words == ["<bos>", "<mask>", "is", "where", world.people[2], "was", "born", ".", "<eos>"]
 
 
+def test_every_template_of_the_world_makes_a_cloze_of_its_corpus_sentence(world) -> None:
+    """Issue 59, 5: two of the eight TEMPLATES raised a bare KeyError: 'job' (the field before the gap
+    was left empty), and masked=True wrote "" for the other field, so the prompt was no sentence of
+    the corpus. Now the gap is {place} (or {job}), the other field holds the person's own fact, and
+    the masked prompt with its mask filled in is the person's row of the corpus."""
+    corpus = world.corpus()
+    people = [2, 7]
+    for t, template in enumerate(TEMPLATES):
+        field = "{place}" if "{place}" in template else "{job}"
+        facts = world.candidate_ids(field[1:-1])
+        truth = world.answers(people, field[1:-1])
+        prompts, position = world.cloze(people, template)
+        masked, at = world.cloze(people, template, masked=True)
+        assert position == prompts.size(1) - 1 and masked[:, at].eq(world.mask_id).all()
+        for row, person in enumerate(people):
+            sentence = corpus[person * len(TEMPLATES) + t]
+            sentence = sentence[sentence != world.vocab.pad_id]
+            filled = masked[row].clone()
+            filled[at] = facts[truth[row]]
+            assert torch.equal(filled, sentence), template
+            assert torch.equal(prompts[row], sentence[: position + 1]), template  # the sentence cut before the gap
+
+
+def test_a_negative_seed_is_refused_not_folded_onto_its_absolute_value() -> None:
+    """Issue 59, 5: random.Random(-7) draws what random.Random(7) draws, so make_world(seed=-7) was
+    make_world(seed=7)."""
+    with pytest.raises(ValueError, match=r"seed=-7 must be a non-negative int"):
+        make_world(20, seed=-7)
+    assert make_world(20, seed=2**40 + 7) != make_world(20, seed=7)  # Python's random keeps every bit
+
+
 def test_specials_hold_the_mask_and_the_sentinels(world) -> None:
     assert world.mask_id in world.special_ids and set(world.sentinel_ids) <= set(world.special_ids)
     assert len(set(world.special_ids)) == len(world.special_ids)

@@ -114,6 +114,20 @@ def test_bad_input_is_refused_with_the_argument_named() -> None:
         lib.mask_explorer(["a", "b"], lib.causal_mask(3), torch.ones(3, dtype=torch.bool))
 
 
+def test_the_mask_explorer_refuses_a_mask_that_is_not_boolean() -> None:
+    """Issue 59, 6: PyTorch's additive float mask (0 = may attend, -inf = blocked) was read with
+    .bool(), which is True exactly where it blocks: a causal mask showed "query 0 sees 2 keys: b c"."""
+    causal = lib.causal_mask(3)
+    additive = torch.zeros(3, 3).masked_fill(~causal, float("-inf"))
+    everywhere = torch.ones(3, dtype=torch.bool)
+    with pytest.raises(TypeError, match=r"lookahead must be a boolean mask.* got a torch.float32 tensor"):
+        lib.mask_explorer(list("abc"), additive, everywhere)
+    with pytest.raises(TypeError, match=r"padding must be a boolean mask.* got a torch.int64 tensor"):
+        lib.mask_explorer(list("abc"), causal, torch.ones(3, dtype=torch.long))
+    shown = lib.mask_explorer(list("abc"), additive != float("-inf"), everywhere)  # the conversion it names
+    assert "query 0 “a” sees 1 key: a" in shown.html
+
+
 def test_an_explorer_over_the_page_budget_is_refused() -> None:
     many = torch.rand(80, 40, 40)
     with pytest.raises(ValueError, match=r"bytes, over 300,000"):

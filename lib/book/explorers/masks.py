@@ -31,12 +31,13 @@ def mask_explorer(tokens: Sequence[str], lookahead: torch.Tensor, padding: torch
                   name: str = "masks") -> Explorer:  # fmt: skip
     """Which key ``j`` (column) each query ``i`` (row) of ``tokens`` may attend to, with the look-ahead
     mask and the padding mask each switched on or off by a checkbox. Both masks are ``lib``'s own:
-    ``lookahead`` ``[T, T]`` and ``padding`` (broadcast to ``[T, T]``), ``True`` where attention is
-    allowed; with both on, a pair is allowed only where both allow it (their conjunction).
+    ``lookahead`` ``[T, T]`` and ``padding`` (broadcast to ``[T, T]``), boolean, ``True`` where attention
+    is allowed (any other dtype is refused: ``.bool()`` of PyTorch's additive float mask, ``-inf`` where
+    blocked, would be ``True`` exactly there); with both on, a pair is allowed only where both allow it (their conjunction).
     Point at a row to read which keys its query sees."""
     call = call_of("mask_explorer", [], tokens=tokens, lookahead=lookahead, padding=padding, name=name)
     T = len(tokens)
-    look, pad = torch.as_tensor(lookahead).bool().cpu(), torch.as_tensor(padding).bool().cpu()
+    look, pad = _boolean("lookahead", lookahead), _boolean("padding", padding)
     try:
         pad = pad.broadcast_to((T, T))
     except RuntimeError:
@@ -73,3 +74,15 @@ def mask_explorer(tokens: Sequence[str], lookahead: torch.Tensor, padding: torch
                   allowed=number(int(allowed.sum())), pairs=number(T * T))  # fmt: skip
     return Explorer(name, join(parts), width=width, height=height, data=data, script=_SCRIPT,
                     controls=controls, readout=readout, words="masks", call=call)  # fmt: skip
+
+
+def _boolean(name: str, mask: object) -> torch.Tensor:
+    """``mask`` as a boolean tensor on the CPU; a mask of another dtype is refused with a ``TypeError``."""
+    mask = torch.as_tensor(mask)
+    if mask.dtype != torch.bool:
+        raise TypeError(
+            f"{name} must be a boolean mask, True where a query may attend (lib.causal_mask, lib.padding_mask), "
+            f"got a {mask.dtype} tensor; PyTorch's additive float mask (0 = may attend, -inf = blocked) is "
+            f"the boolean mask {name} != float('-inf')"
+        )
+    return mask.cpu()

@@ -248,8 +248,9 @@ def claim(statement: str, holds: bool | torch.Tensor, **measured: object) -> Non
     ``holds`` is the check, written out in the cell where the reader sees it (with its margin): a
     ``bool``, a ``numpy.bool_`` or a one-element ``torch.bool`` tensor (``acc.min() > 0.9``); anything
     else (a number, a float tensor) raises ``TypeError``. ``measured`` are the numbers it was decided
-    on; a claim that holds while one of them is NaN (or contains NaN) raises ``ValueError`` naming it,
-    since a comparison with NaN is False whichever way it is written. Raises ``AssertionError`` with
+    on; a claim that holds while one of them is NaN, infinite or empty (or contains such a value) raises
+    ``ValueError`` naming it: a comparison with NaN is False whichever way it is written, a ratio is
+    infinite when what it divides by is 0, and ``all([])`` or an empty tensor's ``.all()`` is True. Raises ``AssertionError`` with
     the same line if the claim does not hold (displayed first, under IPython), so a chapter that runs
     to its end is a chapter whose claims held.
     """
@@ -286,17 +287,24 @@ def _truth(holds: object) -> bool:
     raise TypeError(f"holds must be {expected}, got {type(holds).__name__} {reprlib.repr(holds)}")
 
 
-def _nan_in(value: object, where: str) -> str | None:
-    """Where ``value`` holds a NaN (``where``, or ``where[i]...`` inside it), or None."""
+def _degenerate_in(value: object, where: str) -> str | None:
+    """Where ``value`` holds nothing a condition can rest on, said in words: a NaN, an infinity or an
+    empty collection (``where``, or ``where[i]...`` inside it); None if nowhere."""
     value = _plain(value)
     if isinstance(value, float | complex):
-        return where if cmath.isnan(value) else None
+        if cmath.isnan(value):
+            return f"{where}, is NaN: a check that passes on NaN checks nothing (comparisons with NaN are all False)"
+        if cmath.isinf(value):
+            return f"{where}, is infinite: a ratio over a zero (a time of 0 s) or a diverged run, not a measurement"
+        return None
     if isinstance(value, Mapping):
-        found = (_nan_in(v, f"{where}[{k!r}]") for k, v in value.items())
+        found = (_degenerate_in(v, f"{where}[{k!r}]") for k, v in value.items())
     elif isinstance(value, Sequence) and not isinstance(value, str):
-        found = (_nan_in(v, f"{where}[{i}]") for i, v in enumerate(value))
+        found = (_degenerate_in(v, f"{where}[{i}]") for i, v in enumerate(value))
     else:
         return None
+    if not value:
+        return f"{where}, is empty: a condition over no values holds on nothing (all([]) is True); record a count"
     return next((path for path in found if path is not None), None)
 
 
@@ -304,13 +312,10 @@ def _show(kind: str, statement: str, holds: object, measured: Mapping[str, objec
     if not isinstance(statement, str) or not statement.strip():
         raise TypeError(f"statement must be a non-empty str, got {statement!r}")
     holds = _truth(holds)
-    if holds:  # a claim cannot rest on a value that is not a number (a diverged run, 0/0)
+    if holds:  # a claim cannot rest on a value that is not a number (a diverged run, 0/0, x/0) or on nothing
         for name, value in measured.items():
-            if (path := _nan_in(value, name)) is not None:
-                raise ValueError(
-                    f"{kind} {statement.strip()!r} holds, but the value it records, {path}, is NaN: "
-                    "a check that passes on NaN checks nothing (comparisons with NaN are all False)"
-                )
+            if (said := _degenerate_in(value, name)) is not None:
+                raise ValueError(f"{kind} {statement.strip()!r} holds, but the value it records, {said}")
     shown = CheckedClaim.of(statement.strip(), holds, measured, kind)
     displayed = _display(shown)  # a failed claim too: its record is then in the notebook's outputs
     if not holds:

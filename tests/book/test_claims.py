@@ -3,6 +3,7 @@ the readers of that data: the site's Claims appendix (tools/book_ext.py) and the
 
 import json
 import math
+import re
 import subprocess
 import sys
 
@@ -95,9 +96,30 @@ def test_a_claim_that_holds_on_a_nan_value_is_refused(record, capsys):
             record("the loss stays below 1", True, **measured)
         assert f"records, {where}, is NaN" in str(raised.value)
     assert capsys.readouterr().out == ""  # not shown as held
-    record("the loss stays finite", True, loss=math.inf, losses=[1.0, -math.inf], kind="nan")  # only NaN
+    record("the loss stays below 1", True, loss=0.5, kind="nan", name="")  # a string is a string
     with pytest.raises(AssertionError, match=r"^✘ .*: the loss stays below 1 — loss=nan$"):  # a failed one is shown
         record("the loss stays below 1", False, loss=nan)
+
+
+@pytest.mark.parametrize("record", [claim, check])
+def test_a_claim_that_holds_on_nothing_or_on_infinity_is_refused(record, capsys):
+    """Issue 59, 7: all([]) and an empty tensor's .all() are True, and inf > 2 is True: a claim over no
+    values, or over a ratio whose denominator was 0, held. It is refused, naming the value; recorded by
+    a claim that does not hold, the same values are shown as they are."""
+    for measured, where, what in [
+        (dict(accs=[]), "accs", "empty"),
+        (dict(accs=torch.tensor([])), "accs", "empty"),
+        (dict(per_seed={"a": []}), "per_seed['a']", "empty"),
+        (dict(speedup=math.inf), "speedup", "infinite"),
+        (dict(losses=[1.0, -math.inf]), "losses[1]", "infinite"),
+        (dict(ratio=np.float64(np.inf)), "ratio", "infinite"),
+    ]:
+        holds = all(v > 0.9 for v in measured.get("accs", [])) if "accs" in measured else True
+        with pytest.raises(ValueError, match=rf"holds, but the value it records, {re.escape(where)}, is {what}"):
+            record("every accuracy is above 0.9, and the speed-up over 2", holds, **measured)
+    assert capsys.readouterr().out == ""  # not shown as held
+    with pytest.raises(AssertionError, match=r"^✘ .*: speed-up over 2 — speedup=inf, accs=\[\]$"):
+        record("speed-up over 2", False, speedup=math.inf, accs=[])
 
 
 def test_plain_text_form_is_the_line_the_site_build_collects():
@@ -372,8 +394,8 @@ def test_a_real_kernel_displays_the_bundle(tmp_path):
 
     code = (
         "import lib, math, torch\n"
-        "lib.claim('a — b', True, x=1/3, t=torch.tensor([1.0, 2.0]), big=math.inf)\n"
-        "lib.check('c', 1 > 2, y=2, bad=math.nan)"
+        "lib.claim('a — b', True, x=1/3, t=torch.tensor([1.0, 2.0]))\n"
+        "lib.check('c', 1 > 2, y=2, big=math.inf, bad=math.nan)"
     )
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code)])
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
@@ -381,8 +403,8 @@ def test_a_real_kernel_displays_the_bundle(tmp_path):
     nbformat.validate(nb)
     executed = json.loads(nbformat.writes(nb))
     assert [(c.kind, c.statement, c.holds, dict(c.values)) for c in read_claims(executed)] == [
-        ("Claim", "a — b", True, {"x": 1 / 3, "t": [1.0, 2.0], "big": "inf"}),
-        ("Check", "c", False, {"y": 2, "bad": "nan"}),  # displayed, then it raised
+        ("Claim", "a — b", True, {"x": 1 / 3, "t": [1.0, 2.0]}),
+        ("Check", "c", False, {"y": 2, "big": "inf", "bad": "nan"}),  # displayed, then it raised
     ]
     assert executed["cells"][0]["outputs"][-1]["output_type"] == "error"
 

@@ -333,3 +333,21 @@ def test_the_readout_says_when_a_row_shows_no_preference() -> None:
     assert "equal weight on “cat”, “dog” (0.50 each)" in two.html
     one = lib.attention_explorer(torch.tensor([[0.7, 0.2, 0.1]]), ["q"], ["cat", "dog", "mat"])
     assert "most weight on “cat” (0.70)" in one.html
+
+
+def test_a_translated_markup_template_is_text_but_for_the_english_entrys_tags() -> None:
+    """Issue 59: the translation of a markup entry (d<sub>k</sub> = {value}) became Html as it came, so
+    a catalog could write any markup into the page, against the kit's rule that only the package's own
+    strings are markup. Now it is escaped like any text, the tags of the English entry excepted."""
+    from lib.book.explorers import redraw, speaking
+    from lib.book.explorers.words import WORDS, say
+
+    hostile = {WORDS["softmax.slider"]: "<img src=x onerror=alert(1)> d<sub>k</sub> = {value} <b>", "x": "<i>"}
+    with speaking(hostile):
+        said = say("softmax.slider", value="<4>")
+    assert said == "&lt;img src=x onerror=alert(1)&gt; d<sub>k</sub> = &lt;4&gt; &lt;b&gt;"
+    with speaking({WORDS["softmax.slider"]: WORDS["softmax.slider"]}):  # the Chinese catalog keeps it as it is
+        assert say("softmax.slider", value="4") == "d<sub>k</sub> = 4"
+    shown = lib.softmax_explorer([2, 4], torch.rand(2, 3, generator=torch.Generator().manual_seed(0)))
+    page = redraw(shown.call, hostile).html
+    assert "<img" not in page and "&lt;img src=x onerror=alert(1)&gt; d<sub>k</sub>" in page

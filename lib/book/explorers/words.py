@@ -5,7 +5,8 @@ An entry is a template whose ``{name}`` fields are filled with values already wr
 script's ``say`` (the same rule: each ``{name}`` replaced once, nothing else read) when the reader
 moves a control; :func:`for_script` hands a kind's entries to its script. Keys are ``kind.what``
 (``attention.readout``); ``common.*`` entries serve every kind. An entry that is :class:`~.kit.Html`
-(a control's label with markup) is for Python only; its fields are escaped as they are filled in.
+(a control's label with markup) is for Python only; its fields are escaped as they are filled in, and
+its translation is escaped like any text but for the tags of the English entry (``<sub>``).
 
 The entries are English. Another language is a translation of the templates (English template ->
 translated template), applied while an explorer is drawn with :func:`speaking`; :func:`term`
@@ -69,8 +70,20 @@ def pattern_of(text: str) -> str:
 
 def _template(entry: str) -> str:
     english = WORDS[entry]
-    translated = (_TRANSLATION.get() or {}).get(str(english), english)
-    return Html(translated) if isinstance(english, Html) else translated
+    translated = (_TRANSLATION.get() or {}).get(str(english))
+    if translated is None:
+        return english
+    return _markup(translated, english) if isinstance(english, Html) else translated
+
+
+_TAG = re.compile(r"(</?[a-z]+>)")  # a bare tag, the only markup the entries hold: <sub>, </sub>
+
+
+def _markup(translated: str, english: Html) -> Html:
+    """The translation of a markup entry as markup: the very tags of the English entry kept, everything
+    else escaped as text. (A catalog is text a translator wrote, not markup of this package's.)"""
+    allowed = set(_TAG.findall(english))
+    return Html("".join(piece if piece in allowed else escape(piece) for piece in _TAG.split(translated)))
 
 
 _FIELD = re.compile(r"\{(\w+)\}")

@@ -68,6 +68,13 @@ def mask_tokens(
     Positions holding ``pad_id`` or one of ``special_ids`` are never selected. A random replacement is
     drawn uniformly from the ids of ``[0, vocab_size)`` that are neither ``pad_id`` nor special. The
     draws come from ``generator`` (on the CPU): the same seed gives the same batch.
+
+    A batch always has a position to predict: when no position of the whole batch is selected (a
+    short batch: its ``n`` text positions are all left out with probability ``(1 − rate)ⁿ``, about half
+    the time for one row of 4), one text position, drawn uniformly, is selected, since
+    :func:`~lib.training.losses.lm_loss` of a batch with no target is a mean over nothing, NaN. A
+    batch that holds some selection is exactly as drawn (and takes no extra draw). ``tokens`` without
+    any text position is refused.
     """
     check_tensor("tokens", tokens)
     if tokens.dim() != 2 or tokens.dtype != torch.long:
@@ -86,10 +93,24 @@ def mask_tokens(
     selected = (torch.rand(cpu.shape, generator=generator) < rate) & maskable
     how = torch.rand(cpu.shape, generator=generator)  # < 0.8: <mask>; < 0.9: a random token; else kept
     random_ids = torch.tensor(text)[torch.randint(len(text), cpu.shape, generator=generator)]
+    if not selected.any():  # nothing to predict: lm_loss would average over no target (NaN)
+        selected = _one_position(maskable, generator)
     corrupted = torch.where(selected & (how < 0.8), mask_id, cpu)
     corrupted = torch.where(selected & (how >= 0.8) & (how < 0.9), random_ids, corrupted)
     target = torch.where(selected, cpu, pad_id)
     return LMBatch(corrupted, target, pad_id).to(tokens.device)
+
+
+def _one_position(maskable: Tensor, generator: torch.Generator) -> Tensor:
+    """``[B, T]`` bool: one of the ``maskable`` positions, drawn uniformly from ``generator``."""
+    candidates = maskable.flatten().nonzero().flatten()
+    if len(candidates) == 0:
+        raise ValueError(
+            "tokens hold no text position to mask: every position is pad_id, mask_id or one of special_ids"
+        )
+    chosen = torch.zeros(maskable.numel(), dtype=torch.bool)
+    chosen[candidates[torch.randint(len(candidates), (1,), generator=generator)]] = True
+    return chosen.view(maskable.shape)
 
 
 def _segments(n_items: int, n_segments: int, generator: torch.Generator) -> list[int]:

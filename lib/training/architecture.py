@@ -32,6 +32,16 @@ def check_models(models: object) -> list[nn.Module]:
             raise TypeError(f"models[{i}] must be an nn.Module, got {type(model).__name__}")
     first = models[0]
     shapes = _shapes(first)
+    owner: dict[int, int] = {}  # id of a parameter or buffer -> the first model holding it
+    for i, model in enumerate(models):
+        for tensor in [*model.parameters(), *model.buffers()]:
+            j = owner.setdefault(id(tensor), i)
+            if j != i:
+                same = f"is models[{j}]" if model is models[j] else f"shares a parameter or buffer with models[{j}]"
+                raise ValueError(
+                    f"models[{i}] {same}; expected M models with weights of their own (copy.deepcopy a model, "
+                    "or build one per seed): the ensemble trains each one's weights as a model of its own"
+                )
     for i, model in enumerate(models[1:], start=1):
         if type(model) is not type(first):
             raise ValueError(
@@ -75,12 +85,17 @@ def _difference(a: nn.Module, b: nn.Module) -> str | None:
             u, v, where = mine.get(key), theirs.get(key), f"{name}.{key}".lstrip(".")
             if key not in mine or key not in theirs or not _same_value(u, v):
                 while dataclasses.is_dataclass(u) and type(u) is type(v):  # a config: the field that differs
-                    field = next(
-                        f.name for f in dataclasses.fields(u) if not _same_value(*(getattr(c, f.name) for c in (u, v)))
-                    )
+                    field = _differing_field(u, v)
                     u, v, where = getattr(u, field), getattr(v, field), f"{where}.{field}"
                 return f"{where} is {_short(v)}, not {_short(u)}"
     return None
+
+
+def _differing_field(x: object, y: object) -> str | None:
+    """The first field in which two dataclasses of one type differ (:func:`_same_value`), or ``None``."""
+    return next(
+        (f.name for f in dataclasses.fields(x) if not _same_value(getattr(x, f.name), getattr(y, f.name))), None
+    )
 
 
 def _short(value: object) -> str:
@@ -101,6 +116,8 @@ def _same_value(x: object, y: object) -> bool:
         return False
     if isinstance(x, Tensor):
         return x.shape == y.shape and x.dtype == y.dtype and bool(torch.equal(x.cpu(), y.cpu()))
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):  # a config: field by field, as below
+        return _differing_field(x, y) is None
     if isinstance(x, partial):
         return _same_value(x.func, y.func) and _same_value(x.args, y.args) and _same_value(x.keywords, y.keywords)
     if isinstance(x, types.MethodType):

@@ -15,7 +15,10 @@ when its translation is. ``check`` also asks of every translation what a reviewe
 - a numbered heading keeps its number with the dot escaped (``3\\. 缩放``: unescaped, MyST reads
   "3." as a list and Sphinx silently keeps the English heading);
 - the glossary's terms (``locale/glossary.yml``): one Chinese term per English one, and on each page
-  the English term once beside it, in full-width parentheses.
+  the English term once beside it, in full-width parentheses; emphasis is read through (``**相对**位置``
+  is 相对位置 to the glossary), and a term is bolded whole or not at all;
+- one number style: a number of four digits or more is written as the English writes it, and none of
+  five digits or more goes without its thousands separators (20,000), in either language.
 """
 
 from __future__ import annotations
@@ -135,12 +138,43 @@ def markup(text: str) -> list[str]:
 _FIELD = re.compile(r"\{\w+\}(?!`)")  # a template's field ({token}, {0}): the explorers' and figures' catalogs
 
 
+# What prose() leaves where it took markup out: a "word" that is no letter, so that "小 $\sqrt{d_k}$ 倍"
+# still reads as 小 … 倍, and "positions of {doc}`x`" as "positions of" followed by no word.
+REMOVED = "⟨⟩"
+_EMPHASIS = re.compile(r"\*+")  # bold and italics: read through, so that **相对**位置 is 相对位置
+
+
 def prose(text: str) -> str:
-    """`text` without its roles, math, inline code, links and template fields: the words a reader
-    reads as English."""
+    """`text` without its roles, math, inline code, links and template fields (each left as
+    :data:`REMOVED`) and without its emphasis markers: the words a reader reads as English."""
     for pattern in (_ROLE, _DISPLAY_MATH, _CODE, _MATH, _URL, _FIELD):
-        text = pattern.sub(" ", text)
-    return text
+        text = pattern.sub(f" {REMOVED} ", text)
+    return _EMPHASIS.sub("", text)
+
+
+def _emphasis_inside(term: str) -> re.Pattern[str]:
+    """`term` with emphasis markers allowed between its characters (``**相对**位置编码``)."""
+    return re.compile(r"\**".join(map(re.escape, term)))
+
+
+# Numbers of four digits or more, with or without thousands separators; a bare one of five or more.
+_NUMBER = re.compile(r"(?<![\d.,])(?:\d{1,3}(?:,\d{3})+|\d{4,})(?!\d|,\d)")
+_BARE_LONG = re.compile(r"(?<![\d.,])\d{5,}(?!\d)")
+
+
+def number_problems(english: str, chinese: str) -> list[str]:
+    """One number style: the translation writes each number as the English writes it (``20,000``,
+    not ``20000``), and neither language leaves a number of five digits or more without separators."""
+    found = []
+    written = {n.replace(",", ""): n for n in _NUMBER.findall(english)}
+    for number in _NUMBER.findall(chinese):
+        english_form = written.get(number.replace(",", ""))
+        if english_form and english_form != number:
+            found.append(f"numbers: write {english_form} as the English does, not {number}")
+    for language, text in (("English", english), ("Chinese", chinese)):
+        for number in _BARE_LONG.findall(text):
+            found.append(f"numbers: the {language} writes {number} without thousands separators ({int(number):,})")
+    return found
 
 
 def message_problems(message: Message, terms: Iterable[Term] = (), banned: Iterable[Forbidden] = ()) -> list[str]:
@@ -161,9 +195,13 @@ def message_problems(message: Message, terms: Iterable[Term] = (), banned: Itera
     english = prose(source) if not _MATH_BLOCK.match(source) else ""  # a $$ block: its \text{} is math
     chinese = prose(translation) if english else ""
     for term in terms:
+        if len(term.zh) > 1:
+            for match in _emphasis_inside(term.zh).finditer(translation):
+                if "*" in match[0]:
+                    found.append(f"glossary: emphasis inside the term {term.zh!r}: {match[0]!r} (bold it whole)")
         if not term.pattern.search(english):
             continue
-        if term.enforce and term.zh not in translation:
+        if term.enforce and term.zh not in _EMPHASIS.sub("", translation):
             found.append(f"glossary: {term.en!r} is {term.zh!r}")
         for variant in term.avoid:
             if match := re.search(variant, chinese):
@@ -171,6 +209,8 @@ def message_problems(message: Message, terms: Iterable[Term] = (), banned: Itera
     for rule in banned:
         if match := re.search(rule.pattern, chinese):
             found.append(f"write {rule.use}, not {match[0]!r}")
+    if english:
+        found += number_problems(english, chinese)
     return found
 
 

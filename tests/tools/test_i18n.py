@@ -134,6 +134,12 @@ def test_markup_lists_roles_math_code_and_links() -> None:
         ("Autograd gives it.", "Autograd 给出了它。", "write 自动微分"),
         ("It is 5 times smaller.", "它小 5 倍。", "不到"),
         ("Print it.", "列印它。", "write 打印"),
+        # a rule on markup: prose() leaves ⟨⟩ where the role was (the rule read "{cite", which prose() removes)
+        (
+            "The lecture is {cite:p}`cs224n2024transformers`.",
+            "本讲为 {cite:p}`cs224n2024transformers`。",
+            "write 本讲（",
+        ),
         # a term's meaning or name changed (each from the catalogs as they were at cdd4aac)
         ("no fine-tuning question names a test person", "没有哪个微调问题提到测试者", "not '测试者'"),
         ("{name} explorer", "{name} 交互图", "is '交互式探索器'"),

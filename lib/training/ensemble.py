@@ -51,6 +51,13 @@ from .step import inert_parameters, zero_inert_gradients
 from .vmapped import Vmapped
 
 
+class NotFoldedWarning(UserWarning):
+    """The models of an ensemble are vmapped, not folded (:mod:`lib.training.folded`), and why."""
+
+
+_REPORTED: set[tuple[str, str]] = set()  # (architecture, reason): each is reported once per process
+
+
 def train_ensemble(
     models: Sequence[nn.Module], data: Data | Sequence[Data], *, fold: bool = True, **options
 ) -> list[History]:
@@ -90,7 +97,8 @@ def train_ensemble(
         ``True`` (the default): if the architecture allows it, run the M models as one model on a
         batch of M·B rows (:mod:`lib.training.folded`: PyTorch's ordinary kernels), after checking
         on the first batch, without dropout, that this gives each model its own loss, and that a
-        training step writes no buffer; else, and with ``False``, ``vmap`` over the stacked weights.
+        training step writes no buffer; else ``vmap`` over the stacked weights, with a warning
+        (:class:`NotFoldedWarning`, once per architecture and reason) that says why. ``False``: ``vmap``.
         ``loss_fn`` folds only if it calls the model, or one method of it (``model.readouts(...)``),
         once, on inputs with one row per row of the batch; it may use the model's layers before that.
     """
@@ -169,7 +177,7 @@ class EnsembleStep:
             losses.sum().backward()
         zero_inert_gradients(self.inert)
         grads = [p.grad for p in self.trainable if p.grad is not None]
-        per_param = torch.stack([torch.linalg.vector_norm(g.flatten(1), dim=1) for g in grads])  # [P, M]
+        per_param = torch.stack([torch.linalg.vector_norm(g.reshape(len(g), -1), dim=1) for g in grads])  # [P, M]
         norms = torch.linalg.vector_norm(per_param, dim=0)  # [M]
         scale = (self.options.max_norm / (norms + 1e-6)).clamp(max=1.0)
         if self.flat is not None:
@@ -205,9 +213,8 @@ class EnsembleStep:
             tensor.copy_(state[name])
 
     def _engine(self, batch: Batch | LMBatch) -> folding.Folded | Vmapped:
-        """The models folded into one (:mod:`lib.training.folded`) if ``fold``, they fold, on ``batch``
-        in eval mode this gives each model its own loss, and a training step writes no buffer; else
-        vmapped, with the same test of the losses.
+        """The models folded into one (:mod:`lib.training.folded`) if ``fold`` and :meth:`_folded` can;
+        else vmapped (with a warning that says why, when ``fold``), after the same test of the losses.
 
         The test also catches models that differ in something :func:`~lib.training.architecture.check_models` cannot see (a
         forward that reads a global): both ways run one architecture, the first model's.
@@ -218,14 +225,15 @@ class EnsembleStep:
             own = folding.model_batches(batch, M, self.per_model)
             alone = [loss_fn(model, b, **kw).item() for model, b in zip(self.models, own)]
         if self.fold:
-            folded = folding.fold(self.models, copy.deepcopy(self.models[0]), self.params, self.buffers, loss_fn, kw)
-            try:
-                if folded is not None and _same(self._eval_losses(folded, batch), alone):
-                    folded.module.train()
-                    if folded.keeps_buffers(batch, self.per_model):
-                        return folded
-            except Exception:  # noqa: BLE001 (any failure of the fold is a reason to use vmap, which then raises the real error)
-                pass
+            folded, reason = self._folded(batch, alone)
+            if folded is not None:
+                return folded
+            if (key := (type(self.models[0]).__name__, reason)) not in _REPORTED:
+                _REPORTED.add(key)
+                message = (
+                    f"train_ensemble: the {key[0]} models are vmapped, not folded: {reason} (fold=False: no warning)"
+                )
+                warnings.warn(message, NotFoldedWarning, stacklevel=5)
         vmapped = Vmapped(self.models[0], self.params, self.buffers, loss_fn, kw)
         together = self._eval_losses(vmapped, batch)
         if not _same(together, alone):
@@ -235,6 +243,28 @@ class EnsembleStep:
                 "than the model's weights and its input? train such models one by one with lib.train)"
             )
         return vmapped
+
+    def _folded(self, batch: Batch | LMBatch, alone: list[float]) -> tuple[folding.Folded | None, str]:
+        """The models folded into one and ``""``, or ``None`` and why they do not fold: the architecture
+        (:func:`~lib.training.folded.why_not`), what the model or ``loss_fn`` does on M·B rows
+        (:class:`~lib.training.folded.NotFoldable`), losses on the first batch (in eval mode) that are not
+        each model's own, or a training step that writes a buffer. Any other error is raised: it is a bug
+        of the fold or of the model, which vmapping would only hide."""
+        template, loss_fn, kw = copy.deepcopy(self.models[0]), self.options.loss_fn, self.options.loss_kw
+        if (reason := folding.why_not(template, self.buffers)) is not None:
+            return None, reason
+        folded = folding.fold(self.models, template, self.params, self.buffers, loss_fn, kw)
+        if folded is None:
+            return None, "a weight of it is used outside the layers that fold"
+        try:
+            if not _same(self._eval_losses(folded, batch), alone):
+                return None, "folded, its losses on the first batch are not each model's own (does it mix rows?)"
+            folded.module.train()
+            if not folded.keeps_buffers(batch, self.per_model):
+                return None, "a training step writes a buffer, which the folded model would hold once for all"
+        except folding.NotFoldable as error:
+            return None, str(error)
+        return folded, ""
 
     def _eval_losses(self, engine: folding.Folded | Vmapped, batch: Batch | LMBatch) -> list[float]:
         with torch.no_grad(), eval_mode(engine.module):
@@ -274,7 +304,7 @@ def _flatten(params: list[Tensor]) -> Tensor | None:
     with torch.no_grad():
         for p, size in zip(params, sizes):
             columns = slice(start, start + size)
-            buffer[:, columns].copy_(p.flatten(1))
+            buffer[:, columns].copy_(p.reshape(len(p), -1))
             p.data = buffer[:, columns].view(p.shape)
             p.grad = buffer.grad[:, columns].view(p.shape)
             start += size

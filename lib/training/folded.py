@@ -132,7 +132,9 @@ class FoldedLayerNorm(nn.Module):
 
 
 class FoldedEmbedding(nn.Module):
-    """Model m's table for model m's rows of ids: ``weight [M, V, d]``, looked up as one table ``[M·V, d]``."""
+    """Model m's table for model m's rows of ids: ``weight [M, V, d]``, looked up as one table ``[M·V, d]``,
+    id ``i`` of model m at row ``m·V + i``. An id outside ``[0, V)`` becomes ``-1``, which ``F.embedding``
+    refuses (``IndexError``) as model m alone refuses the id, rather than row ``i − V`` of model m+1's table."""
 
     def __init__(self, weight: Tensor, rows: _Rows):
         super().__init__()
@@ -144,7 +146,8 @@ class FoldedEmbedding(nn.Module):
             return F.embedding(ids, self.weight[m])
         M, V = self.weight.shape[:2]
         offsets = torch.arange(M, device=ids.device).unsqueeze(1) * V  # model m's rows read rows m·V …
-        flat = self.rows.split(ids, keep=0).flatten(1) + offsets
+        own = self.rows.split(ids, keep=0).flatten(1)  # [M, B·T]
+        flat = torch.where((own >= 0) & (own < V), own + offsets, -1)  # no host sync: the lookup checks
         return F.embedding(flat, self.weight.flatten(0, 1)).view(*ids.shape, -1)
 
 
@@ -304,14 +307,12 @@ class _ModelRows:
         return self._rows(*args, **kwargs)
 
     def _rows(self, *args, **kwargs):
-        B = next(
-            t for t in ([self._out] if isinstance(self._out, Tensor) else self._out) if isinstance(t, Tensor)
-        ).size(0)
-        if any(isinstance(a, Tensor) and a.dim() and a.size(0) != B for a in [*args, *kwargs.values()]):
-            raise NotFoldable("loss_fn gave one model other inputs than it gave all (not B of the M·B rows)")
         out, self._out = self._out, None  # one call per model
         if out is None:
             raise NotFoldable("loss_fn called the model twice")
+        B = next(t for t in ([out] if isinstance(out, Tensor) else out) if isinstance(t, Tensor)).size(0)
+        if any(isinstance(a, Tensor) and a.dim() and a.size(0) != B for a in [*args, *kwargs.values()]):
+            raise NotFoldable("loss_fn gave one model other inputs than it gave all (not B of the M·B rows)")
         return out
 
 
@@ -325,6 +326,25 @@ def _per_model(out, n_models: int) -> list:
     raise NotFoldable(f"the model returned a {type(out).__name__}; folding needs a tensor or a tuple of tensors")
 
 
+def why_not(template: nn.Module, buffers: dict[str, Tensor]) -> str | None:
+    """Why the architecture of ``template`` (with the models' stacked ``buffers``) does not fold, in
+    words, or ``None`` if nothing in it keeps it from folding (see the module's docstring)."""
+    weighted = [m for m in template.modules() if any(True for _ in m.parameters(recurse=False))]
+    if other := next((m for m in weighted if not isinstance(m, _LEAVES)), None):
+        return f"it holds weights in a {type(other).__name__}, not only in linear layers, layer norms and embeddings"
+    if mixer := next((m for m in template.modules() if not _row_wise(m)), None):
+        return f"its {type(mixer).__name__} is a module of PyTorch's that may mix the rows of a batch"
+    if any(isinstance(m, RelativePositionEmbedding) and not isinstance(parent, RelativeMultiHeadAttention)
+           for parent in template.modules() for m in parent.children()):  # fmt: skip
+        return "its relative position tables are used by something other than lib's relative attention"
+    if any(isinstance(m, nn.Embedding) and (m.padding_idx is not None or m.max_norm is not None or m.sparse)
+           for m in weighted):  # fmt: skip
+        return "an embedding has a padding_idx, a max_norm or sparse gradients"
+    if any(not torch.equal(b, b[:1].expand_as(b)) for b in buffers.values()):  # the template keeps model 0's
+        return "its buffers differ between the models (the folded model holds one copy of each)"
+    return None
+
+
 def fold(
     models: list[nn.Module],
     template: nn.Module,
@@ -334,20 +354,12 @@ def fold(
     loss_kw: dict,
 ) -> Folded | None:
     """The M ``models`` as one :class:`Folded` model built on ``template`` (a copy of ``models[0]``,
-    modified here), or ``None`` if the architecture does not fold (see the module's docstring).
+    modified here), or ``None`` if the architecture does not fold (:func:`why_not` says why, but for a
+    weight used outside the layers that fold).
 
     ``params`` and ``buffers`` are the models' stacked parameters and buffers, ``[M, ...]``, by name
     (``torch.func.stack_module_state``): the folded layers train ``params`` in place."""
-    weighted = [m for m in template.modules() if any(True for _ in m.parameters(recurse=False))]
-    if any(not isinstance(m, _LEAVES) for m in weighted) or not all(map(_row_wise, template.modules())):
-        return None
-    if any(isinstance(m, RelativePositionEmbedding) and not isinstance(parent, RelativeMultiHeadAttention)
-           for parent in template.modules() for m in parent.children()):  # fmt: skip
-        return None  # tables over [T, T] used by something other than lib's relative attention
-    if any(isinstance(m, nn.Embedding) and (m.padding_idx is not None or m.max_norm is not None or m.sparse)
-           for m in weighted):  # fmt: skip
-        return None
-    if any(not torch.equal(b, b[:1].expand_as(b)) for b in buffers.values()):  # the template keeps model 0's
+    if why_not(template, buffers) is not None:
         return None
     by_id = {id(p): name for name, p in template.named_parameters()}
     rows = _Rows(len(models))

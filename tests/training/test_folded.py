@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import warnings
 
 import pytest
 import torch
@@ -215,3 +216,68 @@ def test_a_loss_that_calls_a_method_of_the_model_folds() -> None:
     for twin, history in zip(twins, histories):
         reference = train(twin, source, **options)
         torch.testing.assert_close(torch.tensor(history.loss), torch.tensor(reference.loss), rtol=1e-4, atol=0)
+
+
+def test_an_id_outside_the_vocabulary_is_refused_as_alone(tiny_lm_config) -> None:
+    """Issue 59, 4: folded, id V + k of model m read row k of model m+1's table, silently, on every
+    batch after the first (which alone is checked against each model's own loss). Now it is the
+    IndexError that each model alone gives, at any step."""
+    models = models_of(lambda: DecoderOnlyLM(tiny_lm_config()))
+    V = models[0].config.vocab_size
+
+    def source(step: int) -> LMBatch:
+        batch = lm_batch(step)
+        if step == 2:
+            batch.input[1, 2] = V  # one id past the vocabulary
+        return batch
+
+    with pytest.raises(IndexError):
+        train(copy.deepcopy(models[0]), source, steps=2, loss_fn=lm_loss, progress=False)
+    step = ensemble_step(models, lm_loss, lm_batch())
+    assert isinstance(step.engine, Folded)
+    for bad in (V, V + 3, -1):
+        batch = lm_batch(1)
+        batch.input[0, 0] = bad
+        with pytest.raises(IndexError):
+            step.losses(batch)
+    with pytest.raises(IndexError):
+        ensemble.train_ensemble(models, source, steps=2, loss_fn=lm_loss, progress=False)
+
+
+def test_why_a_model_is_not_folded_is_said_once_and_an_error_of_the_fold_is_raised(monkeypatch) -> None:
+    """Issue 59: EnsembleStep caught every exception of the fold (except Exception: pass) and vmapped,
+    so a bug of the fold was a silent slowdown (it hid one: a loss that called the model twice met a
+    TypeError, not the NotFoldable it was meant to raise). Now what keeps a model from folding is
+    said in a warning, once per architecture and reason; any other error is raised."""
+
+    class Scaled(nn.Module):  # a weight of its own, outside the layers that fold (a 0-dim one: it stacks to [M])
+        def __init__(self):
+            super().__init__()
+            self.embed, self.out, self.scale = nn.Embedding(11, 8), nn.Linear(8, 11), nn.Parameter(torch.ones(()))
+
+        def forward(self, tokens):
+            return self.out(self.embed(tokens) * self.scale)
+
+    run = dict(steps=1, loss_fn=lm_loss, progress=False)
+    with pytest.warns(ensemble.NotFoldedWarning, match=r"the Scaled models are vmapped, not folded: .* in a Scaled"):
+        ensemble.train_ensemble(models_of(Scaled), lm_batch, **run)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # said once; and never with fold=False, which asks for vmap
+        ensemble.train_ensemble(models_of(Scaled), lm_batch, **run)
+        ensemble.train_ensemble(models_of(Scaled), lm_batch, fold=False, **run)
+
+    def twice(model, batch):
+        return lm_loss(model, batch) + lm_loss(model, batch)
+
+    with pytest.warns(ensemble.NotFoldedWarning, match="loss_fn called the model twice"):
+        ensemble.train_ensemble(models_of(lambda: nn.Sequential(nn.Embedding(11, 8), nn.Linear(8, 11))), lm_batch,
+                                steps=1, loss_fn=twice, progress=False)  # fmt: skip
+
+    def broken(self, x):
+        raise RuntimeError("a bug of the fold")
+
+    monkeypatch.setattr(FoldedLinear, "forward", broken)
+    with pytest.raises(RuntimeError, match="a bug of the fold"):
+        ensemble.train_ensemble(
+            models_of(lambda: nn.Sequential(nn.Embedding(11, 8), nn.Linear(8, 11))), lm_batch, **run
+        )

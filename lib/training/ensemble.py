@@ -68,8 +68,10 @@ def train_ensemble(
     ``clip_grad_norm`` clips each model's own gradient norm, ``optimizer`` is ``None`` or a function
     ``parameters -> Optimizer`` (called once, on the stacked parameters, so it must update
     elementwise: Adam, AdamW, SGD, RMSprop do, L-BFGS does not), ``schedule`` a name or a function
-    ``optimizer -> LRScheduler``, and the progress bar shows the mean loss. ``checkpoint`` saves and
-    resumes the whole ensemble. It runs in one process (under torchrun, train each model with ``train``).
+    ``optimizer -> LRScheduler``, and the progress bar shows the mean loss. A model whose loss is not
+    finite stops there, as it would alone (its history ends, ``History.diverged`` holds the step, a
+    warning names it), and the others train on. ``checkpoint`` saves and resumes the whole ensemble.
+    It runs in one process (under torchrun, train each model with ``train``).
 
     **What equals training each model alone.** Without dropout, each model's history (losses,
     gradient norms, learning rates, evaluations) and final weights are those that
@@ -144,6 +146,8 @@ class EnsembleStep:
         self.optimizer = options.build_optimizer(self.trainable if self.flat is None else [self.flat])
         self.scheduler = options.build_scheduler(self.optimizer)
         self.engine: folding.Folded | Vmapped | None = None
+        self.stopped: dict[int, dict[str, Tensor]] = {}  # a diverged model -> its slices, as it stopped
+        self.kept: Tensor | None = None  # the models still training, once one has stopped
 
     def training(self) -> contextlib.AbstractContextManager:
         """Nothing to switch: the forward pass runs on copies of the architecture, in training mode;
@@ -167,14 +171,15 @@ class EnsembleStep:
         scaled by ``min(1, max_norm / (norm + 1e-6))``, as ``torch.nn.utils.clip_grad_norm_`` does for
         one model.
         """
+        total = losses.sum() if self.kept is None else losses[self.kept].sum()  # a stopped model's loss: out
         if self.flat is not None:
             self.flat.grad.zero_()
             with warnings.catch_warnings():  # backward adds into the buffer's columns, as intended
                 warnings.filterwarnings("ignore", message="grad and param do not obey the gradient layout contract")
-                losses.sum().backward()
+                total.backward()
         else:
             self.optimizer.zero_grad(set_to_none=True)
-            losses.sum().backward()
+            total.backward()
         zero_inert_gradients(self.inert)
         grads = [p.grad for p in self.trainable if p.grad is not None]
         per_param = torch.stack([torch.linalg.vector_norm(g.reshape(len(g), -1), dim=1) for g in grads])  # [P, M]
@@ -187,7 +192,28 @@ class EnsembleStep:
                 g.mul_(scale.view(-1, *[1] * (g.dim() - 1)))
         self.optimizer.step()
         self.scheduler.step()
+        if self.stopped:
+            self._hold_stopped()
         return norms
+
+    @torch.no_grad()
+    def stop(self, models: list[int]) -> None:
+        """Train ``models`` (whose loss was not finite) no further: each keeps the weights it has now,
+        those after its last finite step, in its slices of the stacks (put back after every optimizer
+        step, which may move them: Adam's running averages) and so in its module; its loss leaves the
+        sum that backward differentiates. The other models' steps are the same as before."""
+        state = self.state_dict()
+        for m in models:
+            self.stopped[m] = {name: tensor[m].clone() for name, tensor in state.items()}
+        training = [m for m in range(len(self.models)) if m not in self.stopped]
+        self.kept = torch.tensor(training, device=next(iter(state.values())).device)
+
+    @torch.no_grad()
+    def _hold_stopped(self) -> None:
+        state = self.state_dict()
+        for m, kept in self.stopped.items():
+            for name, tensor in kept.items():
+                state[name][m].copy_(tensor)
 
     @torch.no_grad()
     def sync(self) -> None:
@@ -272,8 +298,12 @@ class EnsembleStep:
 
 
 def _same(together: list[float], alone: list[float]) -> bool:
-    """Whether the ensemble's losses are each model's own, up to float rounding."""
-    return all(math.isclose(a, b, rel_tol=1e-4, abs_tol=1e-6) for a, b in zip(together, alone))
+    """Whether the ensemble's losses are each model's own, up to float rounding (a NaN is a NaN's own:
+    a model whose first loss is NaN diverges, as alone, rather than differ from itself)."""
+    return all(
+        math.isclose(a, b, rel_tol=1e-4, abs_tol=1e-6) or math.isnan(a) and math.isnan(b)
+        for a, b in zip(together, alone)
+    )
 
 
 @contextlib.contextmanager

@@ -37,7 +37,8 @@ class History:
     """What a training run records: one entry per step, plus the evaluations.
 
     ``evals`` is a list of dicts, each with ``"step"`` and the metrics of ``eval_fn``.
-    ``seconds`` is the wall-clock time of the whole run.
+    ``seconds`` is the wall-clock time of the whole run. ``diverged`` is the step whose loss was not
+    finite, where this model's training stopped (``None``: it never was).
     """
 
     step: list[int] = field(default_factory=list)
@@ -46,6 +47,7 @@ class History:
     grad_norm: list[float] = field(default_factory=list)
     evals: list[dict] = field(default_factory=list)
     seconds: float = 0.0
+    diverged: int | None = None
 
     def __repr__(self) -> str:
         last = f", last loss {self.loss[-1]:.4f}" if self.loss else ""
@@ -57,39 +59,42 @@ def run(step: Step, next_batch: Source, options: TrainingOptions) -> list[Histor
     :class:`History` per model.
 
     The models are in ``train()`` mode for the steps (``eval()`` mode while ``eval_fn`` runs on each
-    of them, on the main process only) and back in their mode afterwards. If a loss is not finite,
-    training stops with a warning and the histories so far are returned. Under torchrun every rank
-    returns rank 0's histories.
+    of them, on the main process only) and back in their mode afterwards. A model whose loss is not
+    finite stops there, with a warning that names it: its history ends at the step before
+    (``History.diverged`` holds the step), as a run of that model alone would end, and the other
+    models of an ensemble train on (``step.stop``); the run ends when no model is left. Under
+    torchrun every rank returns rank 0's histories.
     """
     main = distributed.rank() == 0  # the process that evaluates, shows progress and writes
     first = _resume(options.checkpoint, step, next_batch, options.steps)
     histories = [History() for _ in step.models]
+    training = list(range(len(histories)))  # the models that have not diverged
     norms: list[Tensor] = []  # one [M] tensor a step, read once at the end (no host sync per step)
     bar = _Progress(options.steps, first, options.desc, options.progress, main)
     with step.training(), bar:
         for n in range(first, options.steps + 1):
             losses = step.losses(next_batch(n))
             values = step.logged(losses).tolist()  # the one host sync of a step
-            if not all(map(math.isfinite, values)):
-                which = (
-                    ""
-                    if len(values) == 1
-                    else f" of model(s) {[m for m, v in enumerate(values) if not math.isfinite(v)]}"
-                )
-                warnings.warn(f"training diverged at step {n} (loss{which} = {values}); stopping", stacklevel=3)
-                break
+            if diverged := [m for m in training if not math.isfinite(values[m])]:
+                training = [m for m in training if m not in diverged]
+                _warn_diverged(n, values, diverged, stopping_all=not training)
+                for m in diverged:
+                    histories[m].diverged = n
+                if not training:
+                    break
+                step.stop(diverged)
             used_lr = step.optimizer.param_groups[0]["lr"]
             norms.append(step.update(losses))
-            for history, value in zip(histories, values):
-                history.step.append(n)
-                history.loss.append(value)
-                history.lr.append(used_lr)
-            bar.postfix["loss"] = f"{sum(values) / len(values):.4f}"
+            for m in training:
+                histories[m].step.append(n)
+                histories[m].loss.append(values[m])
+                histories[m].lr.append(used_lr)
+            bar.postfix["loss"] = f"{sum(values[m] for m in training) / len(training):.4f}"
             if main and options.eval_fn is not None and options.due("eval", n):
                 step.sync()
-                for model, history in zip(step.models, histories):
-                    history.evals.append(_evaluate(model, options.eval_fn, n))
-                bar.show_metrics([history.evals[-1] for history in histories])
+                for m in training:
+                    histories[m].evals.append(_evaluate(step.models[m], options.eval_fn, n))
+                bar.show_metrics([histories[m].evals[-1] for m in training])
             if options.checkpoint is not None and options.due("checkpoint", n):
                 step.sync()
                 save_checkpoint(
@@ -99,10 +104,21 @@ def run(step: Step, next_batch: Source, options: TrainingOptions) -> list[Histor
     step.sync()
     rows = torch.cat(norms).view(len(norms), -1).T.tolist() if norms else [[] for _ in histories]
     for history, row in zip(histories, rows):
-        history.grad_norm.extend(row)
+        history.grad_norm.extend(row[: len(history.step)])  # a model that diverged: the steps it took
         history.seconds = bar.seconds
-    bar.print_final(first - 1 + len(histories[0].step))
+    bar.print_final(first - 1 + max(len(history.step) for history in histories))
     return distributed.broadcast(histories)  # rank 0's histories on every rank
+
+
+def _warn_diverged(n: int, values: list[float], diverged: list[int], stopping_all: bool) -> None:
+    """The warning of step ``n``, where the losses of the models ``diverged`` were not finite."""
+    if len(values) == 1:
+        message = f"training diverged at step {n} (loss = {values}); stopping"
+    else:
+        which = f"model(s) {diverged} (loss = {[values[m] for m in diverged]})"
+        rest = "stopping" if stopping_all else "stopping them; the other models train on"
+        message = f"training diverged at step {n} for {which}; {rest}"
+    warnings.warn(message, stacklevel=4)
 
 
 def _resume(checkpoint: str | os.PathLike | None, step: Step, next_batch: Source, steps: int) -> int:

@@ -10,7 +10,8 @@ one architecture as one batched computation. Both do the same five things (the :
    (:func:`inert_parameters`), gradient clipping, the optimizer's and the scheduler's step; returns each
    model's gradient norm before clipping, ``[M]``;
 4. ``sync()``: the models hold the trained weights (before an evaluation, a checkpoint and at the end);
-5. ``state_dict()`` / ``load_state_dict()``: the weights a checkpoint saves and restores.
+5. ``state_dict()`` / ``load_state_dict()``: the weights a checkpoint saves and restores;
+6. ``stop(models)``: train these models (whose loss was not finite) no further, the others on.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ class Step(Protocol):
     def sync(self) -> None: ...
     def state_dict(self) -> dict[str, Tensor]: ...
     def load_state_dict(self, state: dict[str, Tensor]) -> None: ...
+    def stop(self, models: list[int]) -> None: ...
 
 
 class ModelStep:
@@ -91,6 +93,9 @@ class ModelStep:
 
     def load_state_dict(self, state: dict[str, Tensor]) -> None:
         self.model.load_state_dict(state)
+
+    def stop(self, models: list[int]) -> None:
+        """Never called: when its one model diverges, the loop stops the run."""
 
 
 @contextmanager

@@ -469,3 +469,62 @@ def test_with_dropout_each_model_has_its_own_masks_at_its_rate(tiny_lm_config) -
     spread = lambda xs: max(xs) - min(xs)  # noqa: E731
     assert 0.2 < spread(together) / spread(alone) < 5
     assert min(together + alone) > no_dropout - 1.0 and all(abs(x - no_dropout) > 0 for x in together)
+
+
+# --- A model that diverges (issue 59) --------------------------------------------------------------------
+
+
+def ones_batch(step: int) -> LMBatch:
+    """Inputs of ones, ``[4, 3, 1]``: a one-weight model's output is its weight."""
+    return LMBatch(torch.ones(4, 3, 1), torch.zeros(4, 3, dtype=torch.long), pad_id=-100)
+
+
+def root_loss(model, batch) -> torch.Tensor:
+    """√w: NaN once gradient descent takes the weight w below 0, at a step set by where w starts."""
+    return model(batch.input).sqrt().mean()
+
+
+def one_weight(w: float) -> nn.Module:
+    model = nn.Sequential(nn.Linear(1, 1, bias=False))
+    with torch.no_grad():
+        model[0].weight.fill_(w)
+    return model
+
+
+@pytest.mark.filterwarnings("ignore:training diverged")
+@pytest.mark.parametrize("fold", [True, False], ids=["folded", "vmapped"])
+@pytest.mark.parametrize("optimizer", [None, functools.partial(torch.optim.SGD, lr=1.0)], ids=["adam", "sgd"])
+def test_a_model_that_diverges_stops_as_alone_and_the_others_train_on(fold, optimizer) -> None:
+    """Issue 59, 2: one model's non-finite loss stopped every model of the ensemble (alone 6, 2, 6 steps;
+    together 2, 2, 2). Now that model stops at that step, as it would alone (its history ends, its
+    weights are those of its last finite step, History.diverged says where), and the others train on;
+    the warning names it. Here the models start at w = 3, 0.5, 1 and cross 0 at different steps."""
+    models = [one_weight(w) for w in (3.0, 0.5, 1.0)]
+    twins = copy.deepcopy(models)
+    options = dict(steps=6, loss_fn=root_loss, lr=0.3, optimizer=optimizer, clip_grad_norm=None, progress=False)
+    with pytest.warns(UserWarning, match=r"training diverged at step \d for model\(s\) \[1\] .* the other models"):
+        histories = train_ensemble(models, ones_batch, fold=fold, **options)
+    alone = [train(twin, ones_batch, **options) for twin in twins]
+    assert [len(h.step) for h in alone] == [len(h.step) for h in histories]
+    assert [h.diverged for h in histories] == [h.diverged for h in alone]
+    assert histories[0].diverged is None and histories[1].diverged < histories[2].diverged <= 6
+    for model, twin, history, reference in zip(models, twins, histories, alone):
+        assert history.step == reference.step and history.lr == reference.lr
+        assert max_relative(history.loss, reference.loss) <= TOLERANCE
+        assert max_relative(history.grad_norm, reference.grad_norm) <= TOLERANCE
+        assert max_weight_difference(model, twin) <= TOLERANCE  # a stopped model: its weights as it stopped
+
+
+@pytest.mark.filterwarnings("ignore:training diverged")
+@pytest.mark.parametrize("fold", [True, False], ids=["folded", "vmapped"])
+def test_a_model_whose_first_loss_is_nan_diverges_as_alone(fold) -> None:
+    """Issue 59, 3: a NaN first loss made the ensemble say "models must differ only in their weights"
+    (math.isclose(nan, nan) is False), where lib.train says the run diverged. Now it diverges at step 1."""
+    models = [one_weight(w) for w in (2.0, -1.0)]
+    with pytest.warns(UserWarning, match=r"training diverged at step 1 for model\(s\) \[1\] \(loss = \[nan\]\)"):
+        histories = train_ensemble(models, ones_batch, fold=fold, steps=3, loss_fn=root_loss, progress=False)
+    assert [(len(h.step), h.diverged) for h in histories] == [(3, None), (0, 1)]
+    assert models[1][0].weight.item() == -1.0, "trained no further"
+    with pytest.warns(UserWarning, match=r"training diverged at step 1 \(loss = \[nan\]\); stopping"):
+        alone = train(one_weight(-1.0), ones_batch, steps=3, loss_fn=root_loss, progress=False)
+    assert (alone.step, alone.diverged) == ([], 1)

@@ -50,6 +50,14 @@ from .sources import Data, ensemble_source
 from .step import inert_parameters, zero_inert_gradients
 from .vmapped import Vmapped
 
+#: ``torch.optim``'s optimizers that update each element of a tensor from that element's gradient and
+#: state alone, so that one of them over the stacked models ``[M, ...]`` is M independent optimizers.
+ELEMENTWISE = (
+    torch.optim.Adam, torch.optim.AdamW, torch.optim.SGD, torch.optim.RMSprop, torch.optim.Adagrad,
+    torch.optim.Adamax, torch.optim.NAdam, torch.optim.RAdam, torch.optim.Adadelta, torch.optim.Rprop,
+    torch.optim.ASGD,
+)  # fmt: skip
+
 
 class NotFoldedWarning(UserWarning):
     """The models of an ensemble are vmapped, not folded (:mod:`lib.training.folded`), and why."""
@@ -67,11 +75,13 @@ def train_ensemble(
     for every model alike: ``eval_fn`` is called on each model (its weights written back first),
     ``clip_grad_norm`` clips each model's own gradient norm, ``optimizer`` is ``None`` or a function
     ``parameters -> Optimizer`` (called once, on the stacked parameters, so it must update
-    elementwise: Adam, AdamW, SGD, RMSprop do, L-BFGS does not), ``schedule`` a name or a function
-    ``optimizer -> LRScheduler``, and the progress bar shows the mean loss. A model whose loss is not
-    finite stops there, as it would alone (its history ends, ``History.diverged`` holds the step, a
-    warning names it), and the others train on. ``checkpoint`` saves and resumes the whole ensemble.
-    It runs in one process (under torchrun, train each model with ``train``).
+    elementwise: one of :data:`ELEMENTWISE`, such as Adam, AdamW, SGD and RMSprop, or a class that
+    says so with ``elementwise = True``; L-BFGS and Adafactor, whose step mixes the elements of a
+    tensor, are refused with a ``ValueError``), ``schedule`` a name or a function ``optimizer ->
+    LRScheduler``, and the progress bar shows the mean loss. A model whose loss is not finite stops
+    there, as it would alone (its history ends, ``History.diverged`` holds the step, a warning names
+    it), and the others train on. ``checkpoint`` saves and resumes the whole ensemble. It runs in one
+    process (under torchrun, train each model with ``train``).
 
     **What equals training each model alone.** Without dropout, each model's history (losses,
     gradient norms, learning rates, evaluations) and final weights are those that
@@ -143,7 +153,7 @@ class EnsembleStep:
         names = set(inert_parameters(models[0]))
         self.inert = [p for name, p in self.params.items() if name in names and p.requires_grad]
         self.flat = _flatten(self.trainable) if options.optimizer is None else None  # the default Adam's buffer
-        self.optimizer = options.build_optimizer(self.trainable if self.flat is None else [self.flat])
+        self.optimizer = _elementwise(options.build_optimizer(self.trainable if self.flat is None else [self.flat]))
         self.scheduler = options.build_scheduler(self.optimizer)
         self.engine: folding.Folded | Vmapped | None = None
         self.stopped: dict[int, dict[str, Tensor]] = {}  # a diverged model -> its slices, as it stopped
@@ -303,6 +313,18 @@ def _same(together: list[float], alone: list[float]) -> bool:
     return all(
         math.isclose(a, b, rel_tol=1e-4, abs_tol=1e-6) or math.isnan(a) and math.isnan(b)
         for a, b in zip(together, alone)
+    )
+
+
+def _elementwise(optimizer: torch.optim.Optimizer) -> torch.optim.Optimizer:
+    """``optimizer`` if it updates elementwise (:data:`ELEMENTWISE`, or its class says
+    ``elementwise = True``); else a ``ValueError``: over the stacked models it would mix them."""
+    if isinstance(optimizer, ELEMENTWISE) or getattr(optimizer, "elementwise", False) is True:
+        return optimizer
+    raise ValueError(
+        f"optimizer builds a {type(optimizer).__name__}, whose step is not elementwise: over the stacked models "
+        f"[M, ...] it would mix them; expected one of {', '.join(o.__name__ for o in ELEMENTWISE)} (or a class "
+        "with elementwise = True); train models with another optimizer one by one with lib.train"
     )
 
 

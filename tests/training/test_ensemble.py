@@ -471,7 +471,7 @@ def test_with_dropout_each_model_has_its_own_masks_at_its_rate(tiny_lm_config) -
     assert min(together + alone) > no_dropout - 1.0 and all(abs(x - no_dropout) > 0 for x in together)
 
 
-# --- A model that diverges (issue 59) --------------------------------------------------------------------
+# --- A model that diverges, and optimizers that are not elementwise (issue 59) ----------------------------
 
 
 def ones_batch(step: int) -> LMBatch:
@@ -528,3 +528,20 @@ def test_a_model_whose_first_loss_is_nan_diverges_as_alone(fold) -> None:
     with pytest.warns(UserWarning, match=r"training diverged at step 1 \(loss = \[nan\]\); stopping"):
         alone = train(one_weight(-1.0), ones_batch, steps=3, loss_fn=root_loss, progress=False)
     assert (alone.step, alone.diverged) == ([], 1)
+
+
+@pytest.mark.parametrize("optimizer", [torch.optim.Adafactor, torch.optim.LBFGS, torch.optim.SparseAdam])
+def test_an_optimizer_that_is_not_elementwise_is_refused(tiny_lm_config, optimizer) -> None:
+    """Issue 59, 9: over the stacked models [M, ...] an optimizer whose step mixes the elements of a
+    tensor mixes the models (Adafactor's factored moments: model 0 differed from alone by 1e-3)."""
+    with pytest.raises(ValueError, match=rf"optimizer builds a {optimizer.__name__}, whose step is not elementwise"):
+        train_ensemble(lms(tiny_lm_config(), 2), toy_lm_batch, steps=1, loss_fn=lm_loss, optimizer=optimizer,
+                       progress=False)  # fmt: skip
+
+    class Lion(torch.optim.SGD):  # stands for an optimizer of another library that updates elementwise
+        elementwise = True
+
+    models = lms(tiny_lm_config(), 2)
+    histories = train_ensemble(models, toy_lm_batch, steps=2, loss_fn=lm_loss, optimizer=functools.partial(Lion, lr=0.1),
+                               progress=False)  # fmt: skip
+    assert [len(h.step) for h in histories] == [2, 2]

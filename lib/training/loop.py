@@ -66,9 +66,11 @@ def run(step: Step, next_batch: Source, options: TrainingOptions) -> list[Histor
     torchrun every rank returns rank 0's histories.
     """
     main = distributed.rank() == 0  # the process that evaluates, shows progress and writes
-    first = _resume(options.checkpoint, step, next_batch, options.steps)
-    histories = [History() for _ in step.models]
-    training = list(range(len(histories)))  # the models that have not diverged
+    first, diverged_before = _resume(options, step, next_batch)
+    histories = [History(diverged=diverged_before.get(m)) for m in range(len(step.models))]
+    training = [m for m in range(len(histories)) if m not in diverged_before]  # the models that have not diverged
+    if diverged_before:  # an ensemble resumed after some of its models diverged: they stay where they stopped
+        step.stop(sorted(diverged_before))
     norms: list[Tensor] = []  # one [M] tensor a step, read once at the end (no host sync per step)
     bar = _Progress(options.steps, first, options.desc, options.progress, main)
     with step.training(), bar:
@@ -97,9 +99,11 @@ def run(step: Step, next_batch: Source, options: TrainingOptions) -> list[Histor
                 bar.show_metrics([histories[m].evals[-1] for m in training])
             if options.checkpoint is not None and options.due("checkpoint", n):
                 step.sync()
+                diverged = {m: h.diverged for m, h in enumerate(histories) if h.diverged is not None}
                 save_checkpoint(
-                    options.checkpoint, model=step, optimizer=step.optimizer, scheduler=step.scheduler, step=n
-                )
+                    options.checkpoint, model=step, optimizer=step.optimizer, scheduler=step.scheduler, step=n,
+                    options=options.recorded(step.optimizer, step.scheduler), diverged=diverged,
+                )  # fmt: skip
             bar.advance()
     step.sync()
     rows = torch.cat(norms).view(len(norms), -1).T.tolist() if norms else [[] for _ in histories]
@@ -121,23 +125,31 @@ def _warn_diverged(n: int, values: list[float], diverged: list[int], stopping_al
     warnings.warn(message, stacklevel=4)
 
 
-def _resume(checkpoint: str | os.PathLike | None, step: Step, next_batch: Source, steps: int) -> int:
-    """The first step to run: 1, or, if the file ``checkpoint`` exists, the step after the one it saved.
+def _resume(options: TrainingOptions, step: Step, next_batch: Source) -> tuple[int, dict[int, int]]:
+    """The first step to run and the models that diverged before it (model -> step): ``(1, {})``, or,
+    if the file ``options.checkpoint`` exists, the step after the one it saved, and those it names.
 
-    Resuming loads the weights, optimizer, scheduler and random state, then replays the data source
-    up to the saved step so that it continues where it stopped. The replay runs inside
+    Resuming loads the weights, optimizer, scheduler and random state (refused if the checkpoint was
+    written under other options, :meth:`~lib.training.options.TrainingOptions.recorded`), then replays
+    the data source up to the saved step so that it continues where it stopped. The replay runs inside
     ``torch.random.fork_rng``: a data source that draws from torch's global generator must not
     advance the restored state, which is the state of the uninterrupted run after that step.
     """
-    if checkpoint is None or not os.path.exists(checkpoint):
-        return 1
-    done = load_checkpoint(checkpoint, model=step, optimizer=step.optimizer, scheduler=step.scheduler)
+    if options.checkpoint is None or not os.path.exists(options.checkpoint):
+        return 1, {}
+    saved = load_checkpoint(
+        options.checkpoint,
+        model=step,
+        optimizer=step.optimizer,
+        scheduler=step.scheduler,
+        options=options.recorded(step.optimizer, step.scheduler),
+    )
     step.sync()
     device = next(iter(step.state_dict().values())).device
     with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
-        for n in range(1, min(done, steps) + 1):
+        for n in range(1, min(saved.step, options.steps) + 1):
             next_batch(n)
-    return done + 1
+    return saved.step + 1, saved.diverged
 
 
 def _evaluate(model, eval_fn, step: int) -> dict:

@@ -67,7 +67,8 @@ class TrainingOptions:
         a file path: if it exists, training resumes from it (weights, optimizer, schedule, random state
         and step; the data source is replayed up to that step, so the next losses are those of an
         uninterrupted run); the state is saved there every ``checkpoint_every`` steps (default: 10
-        times per run) and after the last step (:mod:`lib.training.checkpoint`).
+        times per run) and after the last step (:mod:`lib.training.checkpoint`), with the options that
+        wrote it (:meth:`recorded`): a run resumed under other values of them is refused.
     """
 
     steps: int
@@ -126,6 +127,33 @@ class TrainingOptions:
     def max_norm(self) -> float:
         """The clipping threshold (``inf``: no clipping)."""
         return math.inf if self.clip_grad_norm is None else float(self.clip_grad_norm)
+
+    def recorded(self, optimizer: torch.optim.Optimizer, scheduler: LRScheduler) -> dict[str, str]:
+        """What decides the arithmetic of the steps, as text (name -> value): what a checkpoint records,
+        and what a run that resumes it must have (:func:`~lib.training.checkpoint.load_checkpoint`).
+
+        The run's ``optimizer`` (as built: its class as ``optimizer``, each hyperparameter as
+        ``optimizer.lr``, ``optimizer.betas``, …, however it was given), ``schedule`` (a name, or the
+        class of the run's ``scheduler``), ``warmup_steps`` with a named schedule,
+        ``label_smoothing``, ``clip_grad_norm``, ``batch_size``, and ``steps`` with the cosine schedule,
+        whose decay it sets (under the others a run may go on for longer). ``loss_fn`` is not among
+        them: a function of one's own may be wrapped (to record its batches, to stop a run) and still
+        compute the same loss, and its name would not say what it computes."""
+        recorded = {"optimizer": type(optimizer).__name__}
+        for name, value in sorted(optimizer.defaults.items()):
+            if name not in ("foreach", "fused", "capturable", "differentiable"):  # how, not what, it computes
+                recorded[f"optimizer.{name}"] = repr(value)
+        recorded["schedule"] = repr(self.schedule) if isinstance(self.schedule, str) else type(scheduler).__name__
+        if isinstance(self.schedule, str):
+            recorded["warmup_steps"] = repr(self.warmup_steps)
+        if self.schedule == "cosine":
+            recorded["steps"] = repr(self.steps)
+        recorded |= {
+            "label_smoothing": repr(self.label_smoothing),
+            "clip_grad_norm": repr(self.clip_grad_norm),
+            "batch_size": repr(self.batch_size),
+        }
+        return recorded
 
     def build_optimizer(self, params: list[Tensor]) -> torch.optim.Optimizer:
         """The run's optimizer over ``params``: the given one, the factory's, or the paper's Adam."""

@@ -65,7 +65,7 @@ _EXPORTS = {
     "training.loop": ["History"],
     "training.options": ["TrainingOptions"],
     "training.train": ["train"],
-    "training.ensemble": ["train_ensemble"],
+    "training.ensemble": ["NotFoldedWarning", "train_ensemble"],
     "book.claims": ["claim", "check"],
     "book.explorers.attention": ["attention_explorer"],
     "book.explorers.decoding": ["decoding_explorer"],

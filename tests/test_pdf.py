@@ -3,8 +3,10 @@ from every page, the whole book in order with its solutions, its fonts embedded,
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
+from pathlib import Path
 
 import pytest
 from bs4 import BeautifulSoup
@@ -74,3 +76,160 @@ def test_every_page_links_to_its_languages_pdf(language: str, built) -> None:
         soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
         links = [a["href"] for a in soup.select("a[href$='book.pdf']")]
         assert links and (page.parent / links[0]).resolve() == PDFS[language].resolve(), page.name
+
+
+# --- The PDF as a reader opens it (issue 57): every figure drawn, the math typeset, no interface, ---
+# --- a new page for each chapter, page numbers, running heads, an outline, the edition's paper.   ---
+
+SITES = {"en": HTML, "zh_CN": HTML / "zh"}
+PAPER_PT = {"en": (612, 792), "zh_CN": (595, 842)}  # US Letter and A4 (tools/pdf.py, PAPER)
+# What the site shows around the book and a printed book leaves out (the theme's elements, each of
+# whose text on the site's own page must not reach the PDF).
+INTERFACE = (".skip-link", "#pst-skip-link", "#pst-back-to-top", ".search-button-field", ".article-header-buttons",
+             ".bd-header", ".prev-next-area", ".language-switch")  # fmt: skip
+MATH_SOURCE = re.compile(r"\\\(|\\\)|\\\[|\\\]|\$\$")  # (code listings show TeX commands as code)
+WORD = re.compile(r"[^\W\d_]{2,}")  # a label with a word: two letters (or CJK characters) in a row
+
+
+def _squeeze(text: str) -> str:
+    return re.sub(r"\s+", "", unicodedata.normalize("NFKC", text))
+
+
+def _printed(label: str) -> re.Pattern:
+    """``label`` as a PDF's text layer may give it: a CJK font may name a character's glyph by its
+    radical (U+2E80-2EFF: ⻓ for 长), which no Unicode normalisation maps back."""
+    return re.compile("".join(
+        f"(?:{re.escape(c)}|[\u2e80-\u2eff])" if "\u4e00" <= c <= "\u9fff" else re.escape(c) for c in label
+    ))  # fmt: skip
+
+
+@functools.cache
+def _pdf(language: str):
+    """The PDF of ``language`` as a reader's tools see it: its reader and each page's text."""
+    from pypdf import PdfReader
+
+    reader = PdfReader(PDFS[language])
+    texts = [unicodedata.normalize("NFKC", page.extract_text() or "") for page in reader.pages]
+    return reader, texts
+
+
+def _chapter_pages(language: str) -> list[tuple[str, Path]]:
+    """Each chapter's title and its page on the site, in the book's order."""
+    found = []
+    for chapter in chapters():
+        page = SITES[language] / "book" / f"{chapter.stem}.html"
+        soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+        title = soup.select_one("article h1").get_text(" ", strip=True).rstrip("#¶").strip()
+        found.append((unicodedata.normalize("NFKC", title), page))
+    return found
+
+
+def _figures(page: Path) -> list[tuple[str, list[str]]]:
+    """The figures of a chapter page drawn from SVG (an image's file, or an explorer's inline drawing),
+    each with the labels that name something (a word) and that the page's prose does not also say;
+    not those the site folds away (the PDF leaves them out)."""
+    soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+    article = soup.select_one("article")
+    for folded in article.select("details.hide"):  # the PDF prints a page as the site first shows it
+        folded.decompose()
+    drawings = []
+    for img in article.select("img[src$='.svg']"):
+        svg = BeautifulSoup((page.parent / img["src"]).read_text(encoding="utf-8"), "html.parser")
+        drawings.append((img["src"], [text.get_text("") for text in svg.find_all("text")]))
+    for i, svg in enumerate(article.select(".lib-explorer svg")):
+        drawings.append((f"explorer {i + 1}", [text.get_text("") for text in svg.find_all("text")]))
+    for svg in article.select("svg"):
+        svg.decompose()
+    prose = _squeeze(article.get_text(" "))
+    figures = []
+    for name, texts in drawings:
+        labels = sorted({label for label in map(_squeeze, texts) if WORD.search(label) and label not in prose})
+        figures.append((name, labels))
+    return figures
+
+
+@pytest.mark.parametrize("language", list(PDFS))
+def test_every_chapter_figure_is_drawn_in_the_pdf(language: str, built) -> None:
+    """A figure drawn from SVG keeps its labels as text; a broken image prints its alt text and an
+    icon instead. Every figure with labels of its own has half of them, or three, in the PDF's text
+    (a label set with math or super- and subscripts comes out of the text layer in another order)."""
+    reader, texts = _pdf(language)
+    text = _squeeze("\n".join(texts))
+    checked, missing = 0, []
+    for _, page in _chapter_pages(language):
+        for name, labels in _figures(page):
+            if not labels:
+                continue
+            checked += 1
+            found = [label for label in labels if _printed(label).search(text)]
+            if len(found) < min(3, (len(labels) + 1) // 2):
+                missing.append(f"{page.stem}: {name}: {len(found)}/{len(labels)} labels, e.g. {labels[:3]}")
+    assert checked >= 20, f"{language}: only {checked} figures with labels of their own"
+    assert not missing, f"{language}: {len(missing)} of {checked} figures not drawn in the PDF:\n" + "\n".join(missing)
+    icons = [
+        (number + 1, xobject.get("/Width"), xobject.get("/Height"))
+        for number, pdf_page in enumerate(reader.pages)
+        for reference in ((pdf_page.get("/Resources") or {}).get("/XObject") or {}).values()
+        if (xobject := reference.get_object()).get("/Subtype") == "/Image"
+        and xobject.get("/Width", 99) <= 24
+        and xobject.get("/Height", 99) <= 24
+    ]
+    assert not icons, f"{language}: broken-image icons printed (page, width, height): {icons[:5]}"
+
+
+@pytest.mark.parametrize("language", list(PDFS))
+def test_the_pdfs_math_is_typeset_and_it_prints_no_interface(language: str, built) -> None:
+    reader, texts = _pdf(language)
+    text = "\n".join(texts)
+    sources = MATH_SOURCE.findall(text)
+    assert not sources, f"{language}: {len(sources)} MathJax source delimiters in the PDF, e.g. {sources[:5]}"
+    soup = BeautifulSoup(_chapter_pages(language)[0][1].read_text(encoding="utf-8"), "html.parser")
+    interface = {element.get_text(" ", strip=True) for element in soup.select(", ".join(INTERFACE))}
+    interface = {phrase for phrase in interface if len(_squeeze(phrase)) >= 4}
+    assert interface, f"{language}: found no interface text on the site's page to look for"
+    squeezed = _squeeze(text)
+    printed = sorted(phrase for phrase in interface if _squeeze(phrase) in squeezed)
+    assert not printed, f"{language}: the PDF prints the site's interface: {printed}"
+
+
+@pytest.mark.parametrize("language", list(PDFS))
+def test_each_chapter_starts_a_page_with_its_outline_entry_and_running_head(language: str, built) -> None:
+    reader, texts = _pdf(language)
+    entries = {}
+
+    def walk(items):
+        for item in items:
+            if isinstance(item, list):
+                walk(item)
+            else:
+                entries.setdefault(_squeeze(item.title).rstrip("#¶"), item)
+
+    walk(reader.outline)
+    assert entries, f"{language}: the PDF has no outline (bookmarks)"
+    destinations = reader.named_destinations
+    broken = [(number + 1, str(annotation["/Dest"])) for number, page in enumerate(reader.pages)
+              for annotation in (a.get_object() for a in page.get("/Annots") or [])
+              if "/Dest" in annotation and str(annotation["/Dest"]) not in destinations]  # fmt: skip
+    assert not broken, f"{language}: links inside the PDF that go nowhere (page, name): {broken[:5]}"
+    for title, _ in _chapter_pages(language):
+        entry = entries.get(_squeeze(title))
+        assert entry is not None, f"{language}: no outline entry for chapter {title!r}"
+        number = reader.get_destination_page_number(entry)
+        page_height = float(reader.pages[number].mediabox.height)
+        top = float(entry.get("/Top") or entry.top or 0)
+        assert top > page_height - 160, f"{language}: chapter {title!r} starts {page_height - top:.0f} pt down its page"
+        assert _squeeze(title) in _squeeze(texts[number]), (
+            f"{language}: the outline sends {title!r} to a page without it"
+        )
+        if number + 1 < len(texts):  # the chapter's next page carries its title as running head
+            assert _squeeze(title) in _squeeze(texts[number + 1]), f"{language}: no running head {title!r}"
+
+
+@pytest.mark.parametrize("language", list(PDFS))
+def test_the_pdfs_pages_are_numbered_on_the_editions_paper(language: str, built) -> None:
+    reader, texts = _pdf(language)
+    unnumbered = [n for n, text in enumerate(texts, 1) if not re.search(rf"(?m)^\s*{n}\s*$", text)]
+    assert not unnumbered, f"{language}: {len(unnumbered)} pages without their number, e.g. {unnumbered[:5]}"
+    width, height = PAPER_PT[language]
+    sizes = {(round(float(p.mediabox.width)), round(float(p.mediabox.height))) for p in reader.pages}
+    assert all(abs(w - width) <= 1 and abs(h - height) <= 1 for w, h in sizes), f"{language}: paper {sizes}"

@@ -830,7 +830,11 @@ def figures_for_phones(app: Sphinx, exception: Exception | None) -> None:
             page.write_text(changed, encoding="utf-8")
 
 
-PDF_WORDS = {"en": "The whole book (PDF)", "zh_CN": "全书（PDF）"}
+PDF_WORDS = {  # the entry's tooltip: what the PDF holds and what it leaves out (README, "The PDF")
+    "en": "The whole book as one PDF to print or read offline: every chapter, figure and solution, "
+    "bookmarks and page numbers; explorers in their first state, folded cells left out",
+    "zh_CN": "全书，一个 PDF 文件，可打印或离线阅读：所有章节、图与解答，带书签和页码；交互式探索器以初始状态呈现，折叠的单元格不收入",
+}
 PDF_NAMES = {"en": "book.pdf", "zh_CN": "全书.pdf"}  # the download menu's entry, as its other entries (.ipynb)
 
 

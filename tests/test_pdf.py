@@ -25,13 +25,11 @@ def built(site_build: SiteBuild) -> SiteBuild:
     return site_build
 
 
-def _text_and_fonts(path):
-    from pypdf import PdfReader
-
-    reader = PdfReader(path)
+def _text_and_fonts(language: str):
+    reader, texts = _pdf(language)
     # NFKC: the extractor gives a ligature as one character (ﬃ) and some CJK glyphs as their
     # compatibility forms (⾃ for 自), as the fonts name them
-    text = unicodedata.normalize("NFKC", "\n".join(page.extract_text() or "" for page in reader.pages))
+    text = "\n".join(texts)
     fonts = {}
     for page in reader.pages:
         resources = page.get("/Resources") or {}
@@ -51,7 +49,7 @@ def _text_and_fonts(path):
 
 @pytest.mark.parametrize("language", list(PDFS))
 def test_the_whole_book_is_one_pdf_with_every_chapter_and_its_fonts(language: str, built) -> None:
-    pages, text, fonts = _text_and_fonts(PDFS[language])
+    pages, text, fonts = _text_and_fonts(language)
     assert pages >= 60, f"{pages} pages: not the whole book"
     squeezed = re.sub(r"\s+", "", text)
     for chapter in chapters():

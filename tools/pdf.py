@@ -125,9 +125,9 @@ def place_page(out: Path) -> Path:
     link_what_is_left_out(soup)
     title_page(soup)
     page = out / PRINTED_PAGE
-    page.write_text(str(soup), encoding="utf-8")
-    if missing := unresolved(page):
+    if missing := unresolved(soup, out):
         raise FileNotFoundError(f"{page} needs {len(missing)} files that are not there, e.g. {missing[:5]}")
+    page.write_text(str(soup), encoding="utf-8")
     return page
 
 
@@ -162,9 +162,12 @@ def promote_chapters(soup) -> int:
     links to it. Returns the number of pages raised."""
     markers = [(marker, marker.find_next_sibling("section")) for marker in soup.select("span[id^='document-']")]
     markers = [(marker, page) for marker, page in markers if page is not None]
-    pages = {id(page) for _, page in markers}
-    seen = {tag["id"] for tag in soup.select("[id]") if not any(id(up) in pages for up in (tag, *tag.parents))}
+    inside = {id(tag) for _, page in markers for tag in (page, *page.select("[id]"))}
+    seen = {tag["id"] for tag in soup.select("[id]") if id(tag) not in inside}
     seen -= {marker["id"] for marker, _ in markers}
+    to_marker = {}  # the links to each marker, found in one pass
+    for link in soup.select("a[href^='#document-']"):
+        to_marker.setdefault(link["href"][1:], []).append(link)
     raised = 0
     for marker, page in markers:
         for heading in page.find_all(re.compile(r"^h[2-6]$")):
@@ -178,7 +181,7 @@ def promote_chapters(soup) -> int:
             if (anchor := link["href"][1:]) in renamed:
                 link["href"] = f"#{renamed[anchor]}"
         # (Chromium writes a destination for a section's id, but for no id with a slash in it)
-        for link in soup.select(f"a[href='#{marker['id']}']"):
+        for link in to_marker.get(marker["id"], []):
             link["href"] = f"#{page['id']}"
         page["data-document"] = marker["id"].removeprefix("document-")
         marker.decompose()
@@ -190,10 +193,11 @@ def link_what_is_left_out(soup) -> int:
     """A link to what the one-page book leaves out (a folded cell's figure: ``hidden``) goes to its
     page on the site instead, in place; returns how many links were changed."""
     root = urljoin(soup.select_one("link[rel=canonical]")["href"], "../")
+    hidden = {tag["id"]: tag for folded in soup.select("[hidden]") for tag in folded.select("[id]")}
     changed = 0
     for link in soup.select("a[href^='#']"):
-        target = soup.find(id=link["href"][1:]) if len(link["href"]) > 1 else None
-        if target is None or target.find_parent(attrs={"hidden": True}) is None:
+        target = hidden.get(link["href"][1:])
+        if target is None:
             continue
         page = target.find_parent(attrs={"data-document": True})
         link["href"] = urljoin(root, f"{page['data-document']}.html{link['href']}")
@@ -238,42 +242,43 @@ def headings(soup) -> list[tuple[int, str, str]]:
 def write_outline(target: Path, entries: list[tuple[int, str, str]]) -> int:
     """Replace the outline (bookmarks) of the PDF ``target`` by ``entries`` (:func:`headings`): each
     chapter at the top level, its sections under it, each going to its heading (Chromium writes a
-    named destination for every heading's section). The viewer opens with the outline shown. Returns
-    the number of entries written; raises if a heading has no destination."""
-    from pypdf import PdfWriter
-    from pypdf.generic import Fit
+    named destination for every heading's section, which its permalink links to). The viewer opens
+    with the outline shown. Returns the number of entries written; raises if a heading has no
+    destination. (pikepdf, qpdf's bindings: pypdf took 11 s to rewrite the 17 MB file.)"""
+    import pikepdf
 
-    writer = PdfWriter(clone_from=target)
-    destinations = writer.named_destinations
-    if missing := [anchor for _, _, anchor in entries if f"/{anchor}" not in destinations]:
-        raise RuntimeError(f"{target}: no destination for {len(missing)} headings, e.g. {missing[:5]}")
-    writer.root_object.pop("/Outlines", None)
-    chapter = None
-    for level, title, anchor in entries:
-        destination = destinations[f"/{anchor}"]
-        page = writer.get_destination_page_number(destination)
-        fit = Fit.xyz(left=0, top=float(destination.get("/Top") or 0))
-        item = writer.add_outline_item(title, page, parent=chapter if level > 1 else None, fit=fit)
-        if level == 1:
-            chapter = item
-    writer.page_mode = "/UseOutlines"
-    partial = target.with_name(target.name + ".outline")
-    with partial.open("wb") as file:
-        writer.write(file)
-    partial.replace(target)
+    with pikepdf.open(target, allow_overwriting_input=True) as document:
+        destinations = document.Root.get("/Dests", pikepdf.Dictionary())
+        if missing := [anchor for _, _, anchor in entries if f"/{anchor}" not in destinations]:
+            raise RuntimeError(f"{target}: no destination for {len(missing)} headings, e.g. {missing[:5]}")
+        with document.open_outline() as outline:
+            outline.root.clear()
+            chapter = None
+            for level, title, anchor in entries:
+                destination = destinations[f"/{anchor}"]
+                if isinstance(destination, pikepdf.Dictionary):
+                    destination = destination.D
+                item = pikepdf.OutlineItem(title, destination=destination)
+                if level == 1 or chapter is None:
+                    outline.root.append(item)
+                    chapter = item
+                else:
+                    chapter.children.append(item)
+        document.Root.PageMode = pikepdf.Name.UseOutlines
+        document.save(target)
     return len(entries)
 
 
-def unresolved(page: Path) -> list[str]:
-    """What ``page`` loads to be drawn (style sheets, scripts, images, icons) and that does not exist
-    relative to it; links to read elsewhere (``<a>``, canonical and alternate pages) are not loaded."""
-    soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+def unresolved(soup, folder: Path) -> list[str]:
+    """What the page ``soup`` loads to be drawn (style sheets, scripts, images, icons) and that does
+    not exist relative to ``folder``; links to read elsewhere (``<a>``, canonical and alternate pages)
+    are not loaded."""
     loaded = [tag["src"] for tag in soup.select("script[src], img[src], source[src]")]
     loaded += [tag["href"] for tag in soup.select("link[href]") if {"stylesheet", "icon", "preload"} & set(tag["rel"])]
     missing = []
     for link in loaded:
         parts = urlsplit(link)
-        if not (parts.scheme or parts.netloc) and not (page.parent / unquote(parts.path)).exists():
+        if not (parts.scheme or parts.netloc) and not (folder / unquote(parts.path)).exists():
             missing.append(link)
     return missing
 
@@ -332,9 +337,10 @@ def build(language: str, *, into_site: bool = True, environment_of: str | None =
     report = print_pdf(page, printed(language), language)
     entries = write_outline(printed(language), headings(BeautifulSoup(page.read_text(encoding="utf-8"), "lxml")))
     target = place(language) if into_site else printed(language)
-    from pypdf import PdfReader
+    import pikepdf
 
-    pages, size = len(PdfReader(target).pages), target.stat().st_size / 2**20
+    with pikepdf.open(target) as document:
+        pages, size = len(document.pages), target.stat().st_size / 2**20
     print(
         f"tools.pdf: {target.relative_to(REPO)}: {pages} pages, {size:.1f} MiB, {report['chapters']} chapters, "
         f"{report['images']} images, {report['math']} equations, {entries} bookmarks, in {time.perf_counter() - start:.0f} s"

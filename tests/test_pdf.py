@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import functools
 import re
+import shutil
+import subprocess
 import unicodedata
 from pathlib import Path
 
@@ -103,12 +105,18 @@ def _printed(label: str) -> re.Pattern:
 
 @functools.cache
 def _pdf(language: str):
-    """The PDF of ``language`` as a reader's tools see it: its reader and each page's text."""
+    """The PDF of ``language`` as a reader's tools see it: its reader and each page's text (poppler's
+    ``pdftotext``, where installed: a second a book, where pypdf's extractor takes a minute)."""
     from pypdf import PdfReader
 
     reader = PdfReader(PDFS[language])
-    texts = [unicodedata.normalize("NFKC", page.extract_text() or "") for page in reader.pages]
-    return reader, texts
+    if shutil.which("pdftotext"):
+        text = subprocess.run(["pdftotext", "-enc", "UTF-8", str(PDFS[language]), "-"],
+                              capture_output=True, text=True, check=True).stdout  # fmt: skip
+        texts = text.split("\f")[: len(reader.pages)]
+    else:
+        texts = [page.extract_text() or "" for page in reader.pages]
+    return reader, [unicodedata.normalize("NFKC", text) for text in texts]
 
 
 def _chapter_pages(language: str) -> list[tuple[str, Path]]:

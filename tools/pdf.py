@@ -37,6 +37,7 @@ from urllib.parse import unquote, urljoin, urlsplit
 from bs4 import BeautifulSoup
 
 from tools.common import REPO
+from tools.sphinx_build import build_sphinx_language
 
 BUILD = REPO / "_build"
 TARGETS = {"en": BUILD / "html" / "book.pdf", "zh_CN": BUILD / "html" / "zh" / "book.pdf"}
@@ -102,8 +103,6 @@ def render(language: str, environment_of: str | None = None) -> Path | None:
 
     One folder down: myst-nb writes its notebooks beside the output folder (``jupyter_execute``), and
     ``_build/jupyter_execute`` holds the site's executed notebooks, with their outputs."""
-    from tools.site import build_sphinx_language
-
     out = BUILD / f"pdf-{language}" / "html"
     shutil.rmtree(out.parent, ignore_errors=True)
     code = build_sphinx_language(
@@ -322,7 +321,7 @@ def place(language: str) -> Path:
 def build(language: str, *, into_site: bool = True, environment_of: str | None = None) -> int:
     """The PDF of ``language``, printed to :func:`printed` and (``into_site``) copied into its site
     (:data:`TARGETS`); 0 on success, 1 on a failed build. ``environment_of``: see
-    :func:`tools.site.build_sphinx_language` (``tools.site`` builds each language's PDF after its site,
+    :func:`tools.sphinx_build.build_sphinx_language` (``tools.site`` builds each language's PDF after its site,
     from the site's pages as read)."""
     if browser() is None:
         print(

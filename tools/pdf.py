@@ -4,21 +4,25 @@
     python -m tools.pdf zh_CN      # one language
 
 ``python -m tools.site`` (the README's build command) makes both, and every page of the site links
-to its language's PDF (the download menu: ``tools/book_ext.py``). Three steps:
+to its language's PDF (the download menu: ``tools/book_ext.py``). Four steps:
 
 1. **Render**: Sphinx's ``singlehtml`` builder writes the book as one HTML page, from the execution
    cache (nothing runs again), with the solutions open (no dropdowns).
 2. **Place**: that page (``book/intro.html``) links its style sheets, images, scripts and fonts as if
    it sat at the build's root (``_static/…``, ``_images/…``, ``mathjax/…``), so a copy of it is written
-   there (``book.html``), and every file it links must exist (:func:`unresolved`), or nothing is printed.
+   there (``book.html``), and every file it links must exist (:func:`unresolved`), or nothing is printed;
+   its chapters get their site's heading levels and anchors of their own (:func:`promote_chapters`),
+   its links are made right for a PDF (:func:`retarget`, :func:`link_what_is_left_out`).
 3. **Print**: a headless Chromium (Selenium, the page served on localhost) opens it, loads every image,
    waits for the fonts and for MathJax's typesetting promise, names each chapter's pages (the running
-   head in the top margin), and prints with DevTools' ``Page.printToPDF``: an outline (bookmarks) of
-   the chapters and sections from the headings, links kept. The print style sheet (``_static/book.css``,
-   ``@media print`` and ``@page``) leaves out the interface (header, sidebars, buttons, the show-code
-   and show-solution prompts, the explorers' controls: an explorer prints in its first state), starts
-   every chapter on a new page, keeps figures whole, wraps code at the column, numbers the display
-   equations and the pages. English on US Letter (the course's own paper), Chinese on A4.
+   head in the top margin), and prints with DevTools' ``Page.printToPDF``, links kept.
+4. **Bookmarks**: the outline of the chapters and their sections, from the headings (:func:`write_outline`).
+
+The print style sheet (``_static/book.css``, ``@media print`` and ``@page``) leaves out the interface
+(header, sidebars, buttons, the show-code and show-solution prompts, the explorers' controls: an
+explorer prints in its first state), starts every chapter on a new page, keeps figures whole, wraps
+code at the column, numbers the display equations and the pages. English on US Letter (the course's
+own paper), Chinese on A4.
 
 The same engine as the browser tests, with no TeX to install; fonts embedded (Noto CJK for the Chinese).
 """

@@ -55,6 +55,15 @@ class Condition:
     source: str  # the condition as written
     rewritten: ast.expr | None  # the condition over the recorded names, if it reads nothing else
     recorded: tuple[str, ...]
+    over_names: ast.expr | None = None  # the condition over the recorded names, whatever else it reads
+
+    @property
+    def reads(self) -> set[str]:
+        """The recorded values the condition reads (those written in it as they are recorded), whether
+        or not it also reads something it does not record."""
+        if self.over_names is None:
+            return set()
+        return {n.id for n in ast.walk(self.over_names) if isinstance(n, ast.Name) and n.id in self.recorded}
 
     def margin(self, values: Mapping[str, object]) -> Margin | None:
         """The margin of one seed's recorded ``values``, or ``None`` if it cannot be computed."""
@@ -93,9 +102,15 @@ def conditions(cells: list[str]) -> list[Condition]:
                 continue
             recorded = {k.arg: k.value for k in call.keywords if k.arg}
             kind = "Claim" if call.func.attr == "claim" else "Check"
+            condition = call.args[1]
             found.append(
                 Condition(
-                    kind, pattern, ast.unparse(call.args[1]), _over_recorded(call.args[1], recorded), tuple(recorded)
+                    kind,
+                    pattern,
+                    ast.unparse(condition),
+                    _over_recorded(condition, recorded),
+                    tuple(recorded),
+                    _names_for_recorded(condition, recorded),
                 )
             )
     return found
@@ -140,9 +155,9 @@ def _literal_parts(node: ast.expr) -> Iterator[str | None]:
         yield None
 
 
-def _over_recorded(condition: ast.expr, recorded: dict[str, ast.expr]) -> ast.expr | None:
-    """``condition`` with every sub-expression written as a recorded value replaced by its name, or
-    ``None`` if it still reads anything that is not recorded (or a constant)."""
+def _names_for_recorded(condition: ast.expr, recorded: dict[str, ast.expr]) -> ast.expr:
+    """``condition`` with every sub-expression written as a recorded value replaced by its name (the
+    rest as it is)."""
     written = {ast.unparse(value): name for name, value in recorded.items()}
 
     class Names(ast.NodeTransformer):
@@ -151,7 +166,13 @@ def _over_recorded(condition: ast.expr, recorded: dict[str, ast.expr]) -> ast.ex
                 return ast.copy_location(ast.Name(written[ast.unparse(node)], ast.Load()), node)
             return super().visit(node)
 
-    rewritten = Names().visit(ast.parse(ast.unparse(condition), mode="eval").body)
+    return Names().visit(ast.parse(ast.unparse(condition), mode="eval").body)
+
+
+def _over_recorded(condition: ast.expr, recorded: dict[str, ast.expr]) -> ast.expr | None:
+    """``condition`` with every sub-expression written as a recorded value replaced by its name, or
+    ``None`` if it still reads anything that is not recorded (or a constant)."""
+    rewritten = _names_for_recorded(condition, recorded)
     for node in ast.walk(rewritten):
         if isinstance(node, ast.Name) and node.id not in recorded and node.id not in {*_FUNCTIONS, *_MODULES}:
             return None

@@ -38,6 +38,12 @@ def test_the_condition_is_rewritten_over_the_recorded_names(calls) -> None:
     assert find(calls, "Claim", "reads more than it records", 0).rewritten is None  # b is not recorded
 
 
+def test_reads_names_the_recorded_values_a_condition_reads_whatever_else_it_reads(calls) -> None:
+    assert find(calls, "Claim", "reads more than it records", 0).reads == {"a"}  # and b, not recorded
+    assert find(calls, "Claim", "loss falls and stays low", 0).reads == {"first", "last"}
+    assert find(calls, "Claim", "with attention, accuracy is above 90% at every length", 0).reads == {"lowest"}
+
+
 def test_margins_are_positive_while_the_condition_holds(calls) -> None:
     accurate = find(calls, "Claim", "with attention, accuracy is above 90% at every length", 0)
     assert accurate.margin({"lowest": 0.93}).value == pytest.approx(0.03)

@@ -222,6 +222,78 @@ def test_every_claim_records_what_its_condition_reads_and_nothing_beside_it() ->
     assert not wrong, "\n".join(wrong)
 
 
+def test_every_check_records_only_what_its_condition_reads() -> None:
+    """The rule of claims holds for checks too: a check whose condition is written over the values it
+    records reads each of them; a value that only explains the check is printed beside it, not
+    recorded. (A condition that also reads what it does not record, a dict whose entries it records
+    one by one, can read a recorded value without naming it: no syntax tells, so it is left out.)"""
+    wrong = [
+        f"{number}: records {sorted(unread)} beside what it reads: {claim['statement']}"
+        for number, claim, call in _ledger_claims()
+        if claim["kind"] == "Check"
+        and call is not None
+        and call.rewritten is not None
+        and (unread := set(call.recorded) - call.reads)
+    ]
+    assert not wrong, "\n".join(wrong)
+
+
+#: A value "to float precision" (every seed's at most this in size: the widest tolerance a chapter's
+#: identities use) varies with the inputs a seed draws, but no seed decides the check it belongs to.
+FLOAT_RESIDUE = 1e-4
+#: Nor does a recorded control: a value the check requires to exceed a positive threshold (an effect
+#: exists: the unmasked model does change), and that exceeds it this many times over on every seed.
+CONTROL_FACTOR = 2
+
+
+def _numbers(value: object) -> list[float]:
+    return [float(v) for _, v in sweep.flatten("", value) if sweep.is_number(v)]
+
+
+def _is_control(name: str, condition: ast.expr, seeds: list[object]) -> bool:
+    """`name` is read only as `name > c` (or `>=`, or `c < name`), c > 0, and every seed's value of it
+    is at least CONTROL_FACTOR·c."""
+    thresholds, reads = [], 0
+    for node in ast.walk(condition):
+        if isinstance(node, ast.Name) and node.id == name:
+            reads += 1
+        if isinstance(node, ast.Compare) and len(node.ops) == 1:
+            left, op, right = node.left, node.ops[0], node.comparators[0]
+            if isinstance(op, (ast.Lt, ast.LtE)):
+                left, right = right, left
+            elif not isinstance(op, (ast.Gt, ast.GtE)):
+                continue
+            if isinstance(left, ast.Name) and left.id == name and isinstance(right, ast.Constant):
+                thresholds.append(right.value)
+    if not thresholds or len(thresholds) != reads or not all(sweep.is_number(c) and c > 0 for c in thresholds):
+        return False
+    return all(v >= CONTROL_FACTOR * max(thresholds) for seed in seeds for v in _numbers(seed))
+
+
+def test_no_check_is_decided_by_values_that_vary_from_seed_to_seed() -> None:
+    """A check states what no seed can change: the values its condition reads are the same on every
+    seed of the ledger, float residue and recorded controls aside. A check decided by a value that
+    varies (a timing, what a trained model does) is a finding: a claim, with a margin and a statement
+    derived from its words."""
+    wrong = []
+    for number, claim, call in _ledger_claims():
+        if claim["kind"] != "Check":
+            continue
+        by_seed = claim["by_seed"].values()
+        deciding = (call.reads if call is not None else set()) or {name for values in by_seed for name in values}
+        for name in sorted(deciding):
+            seeds = [values.get(name) for values in by_seed]
+            if len({json.dumps(v, sort_keys=True) for v in seeds}) == 1:
+                continue
+            if all(abs(v) <= FLOAT_RESIDUE for seed in seeds for v in _numbers(seed)):
+                continue
+            if call is not None and call.over_names is not None and _is_control(name, call.over_names, seeds):
+                continue
+            low, high = min(n for s in seeds for n in _numbers(s)), max(n for s in seeds for n in _numbers(s))
+            wrong.append(f"{number}: {name} varies from {low:.4g} to {high:.4g} over the seeds: {claim['statement']}")
+    assert not wrong, "checks decided by values that vary from seed to seed:\n" + "\n".join(wrong)
+
+
 def test_no_claim_reads_values_that_no_seed_changes() -> None:
     """A finding that no seed can change is a check (lib.check), not a claim."""
     fixed = [

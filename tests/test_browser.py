@@ -16,6 +16,8 @@ On every chapter page, in addition:
   is this chapter's notebook;
 - every exercise solution is a closed dropdown: its text is hidden until its button is clicked.
 
+On a desktop (1280 px, light and dark) no empty bar tops the page (issue 64).
+
 Needs Debian's `chromium` and `chromium-driver` (`.ci/run` installs them). Without them the test is
 skipped locally and fails in CI (CI=true). Chromium runs with `--headless --no-sandbox --disable-gpu
 --disable-quic --no-first-run --disable-background-networking --disable-component-update
@@ -313,6 +315,35 @@ def test_the_readability_check_can_fail() -> None:
     assert not summary("page", {**phone, "math_clipped": ["x"]}, phone=True)[1]  # ... an equation not be cut
     assert not summary("page", {**phone, "page_overflow": 30}, phone=True)[1]  # ... nor the page scroll
     assert not summary("page", {**phone, "figures": [small]}, phone=True)[1]
+
+
+# --- The desktop page and dark mode (issue 64) -------------------------------------------------------------
+
+# Runs in the page: in the theme given, what a reader sees at the top of the window, at a tenth, half
+# and nine tenths of its width: the element there, and whether it belongs to the page's body (the
+# sidebars, the article's bar of buttons, the article: .bd-container) rather than to a bar above it.
+_TOP_OF_THE_PAGE = r"""
+document.documentElement.dataset.theme = arguments[0];
+window.scrollTo(0, 0);
+return [0.1, 0.5, 0.9].map((f) => {
+  const x = Math.round(window.innerWidth * f), el = document.elementFromPoint(x, 8);
+  return [x, el ? el.tagName.toLowerCase() + "." + [...el.classList].join(".") : null, !!(el && el.closest(".bd-container"))];
+});
+"""
+
+
+@pytest.mark.parametrize(
+    "docname",
+    ["book/intro", "book/02_self_attention", "book/claims", "zh/book/intro", "zh/book/06_position", "zh/book/claims"],
+)
+def test_no_empty_band_tops_the_page(docname: str, browser, site_url: str) -> None:
+    """At 1280 px, light and dark, the page starts at the top of the window: the sidebars and the article's
+    bar of buttons, not pydata-sphinx-theme's navbar, which held only a search field hidden there (the
+    same box in the template of every page)."""
+    browser.get(f"{site_url}/{docname}.html")
+    for theme in ("light", "dark"):
+        seen = browser.execute_script(_TOP_OF_THE_PAGE, theme)
+        assert all(body for _, _, body in seen), f"{docname} ({theme}): at the top of the window: {seen}"
 
 
 # --- Accessibility: axe-core, the engine of browsers' own audits, on every page of both languages ------

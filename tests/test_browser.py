@@ -16,7 +16,8 @@ On every chapter page, in addition:
   is this chapter's notebook;
 - every exercise solution is a closed dropdown: its text is hidden until its button is clicked.
 
-On a desktop (1280 px, light and dark) no empty bar tops the page (issue 64).
+On a desktop (1280 px, light and dark) no empty bar tops the page (issue 64); in dark mode the
+lib.show_source listings take the dark theme's colours.
 
 Needs Debian's `chromium` and `chromium-driver` (`.ci/run` installs them). Without them the test is
 skipped locally and fails in CI (CI=true). Chromium runs with `--headless --no-sandbox --disable-gpu
@@ -344,6 +345,52 @@ def test_no_empty_band_tops_the_page(docname: str, browser, site_url: str) -> No
     for theme in ("light", "dark"):
         seen = browser.execute_script(_TOP_OF_THE_PAGE, theme)
         assert all(body for _, _, body in seen), f"{docname} ({theme}): at the top of the window: {seen}"
+
+
+# Runs in the page: in dark mode, the first lib.show_source listing's ground, the code cells' ground,
+# the ground of the HTML output that holds it, and every text of the listing and its caption whose
+# colour has a contrast below 4.5 with its ground (WCAG AA).
+_DARK_LISTING = r"""
+document.documentElement.dataset.theme = "dark";
+const pre = document.querySelector("div.lib-source pre");
+if (!pre) return null;
+const channels = (c) => c.match(/[\d.]+/g).map(Number).slice(0, 3);
+const luminance = (c) => {
+  const [r, g, b] = channels(c).map((v) => (v /= 255) <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4);
+  return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+};
+const contrast = (a, b) => {
+  const [hi, lo] = [luminance(a), luminance(b)].sort((x, y) => y - x);
+  return (hi + 0.05) / (lo + 0.05);
+};
+const bg = (el) => getComputedStyle(el).backgroundColor;
+const low = [];
+const caption = pre.parentElement.previousElementSibling;
+for (const [box, ground] of [[pre, bg(pre)], [caption, bg(caption)]]) {
+  for (const el of [box, ...box.querySelectorAll("*")]) {
+    if (![...el.childNodes].some((n) => n.nodeType === 3 && n.data.trim())) continue;
+    const c = contrast(getComputedStyle(el).color, ground);
+    if (c < 4.5) low.push(`${el.textContent.trim().slice(0, 24)}: ${getComputedStyle(el).color} (${c.toFixed(1)})`);
+  }
+}
+return {listing: bg(pre), cells: bg(document.querySelector("div.cell_input pre")),
+        output: bg(pre.closest(".output")), low: [...new Set(low)]};
+"""
+
+LISTING_PAGES = [d for d in PAGES if any("show_source(" in p.read_text(encoding="utf-8") for p in REPO.glob(f"{d}.*"))]
+
+
+@pytest.mark.parametrize("docname", LISTING_PAGES + [f"zh/{d}" for d in LISTING_PAGES])
+def test_source_listings_are_dark_in_dark_mode(docname: str, browser, site_url: str) -> None:
+    """In dark mode a lib.show_source listing (pygments' inline light colours) takes the dark theme's:
+    its ground is the code cells', the light backdrop of HTML outputs is left out around it, and every
+    token and its caption read at a contrast of 4.5 or more."""
+    browser.get(f"{site_url}/{docname}.html")
+    seen = browser.execute_script(_DARK_LISTING)
+    assert seen, f"{docname}: no lib.show_source listing on the page"
+    assert seen["listing"] == seen["cells"], f"{docname}: listing on {seen['listing']}, code cells on {seen['cells']}"
+    assert seen["output"] == "rgba(0, 0, 0, 0)", f"{docname}: the listing's output has a backdrop: {seen['output']}"
+    assert not seen["low"], f"{docname}: low contrast in dark mode: {seen['low']}"
 
 
 # --- Accessibility: axe-core, the engine of browsers' own audits, on every page of both languages ------

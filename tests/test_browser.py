@@ -16,7 +16,10 @@ On every chapter page, in addition:
   is this chapter's notebook;
 - every exercise solution is a closed dropdown: its text is hidden until its button is clicked.
 
-On a desktop (1280 px, light and dark) no empty bar tops the page (issue 64); in dark mode the
+On a phone (390 px), on every page of both languages (issue 64): code keeps its shape (no wrapped
+line of code continues left of its indentation, no printed line or pandas value wraps), nothing is
+cut off (what is wider than its box scrolls inside it), and what scrolls shows a shadow at the edge it
+continues past. On a desktop (1280 px, light and dark) no empty bar tops the page; in dark mode the
 lib.show_source listings take the dark theme's colours.
 
 Needs Debian's `chromium` and `chromium-driver` (`.ci/run` installs them). Without them the test is
@@ -316,6 +319,223 @@ def test_the_readability_check_can_fail() -> None:
     assert not summary("page", {**phone, "math_clipped": ["x"]}, phone=True)[1]  # ... an equation not be cut
     assert not summary("page", {**phone, "page_overflow": 30}, phone=True)[1]  # ... nor the page scroll
     assert not summary("page", {**phone, "figures": [small]}, phone=True)[1]
+
+
+# --- On a phone (issue 64): code keeps its shape, and what is wider than the screen scrolls, visibly ---
+
+# Runs in the page at 390 px (async): opens every hidden code cell and solution, as a reader would, then
+# reports, each as a list of short descriptions:
+# - code_shape: a line of code (a cell's input, a code block, a lib.show_source listing) that wraps
+#   to a row starting left of the line's first character (its indentation);
+# - output_wraps: a printed line (a cell's text output) that wraps, which breaks a printed table's
+#   columns; cell_wraps: a value of a table a cell printed (pandas) that wraps;
+# - cut_off: a code block, printed output, formula (displayed or inline) or table wider than its box
+#   that does not scroll (overflow-x auto or scroll), and any other element that hides part of its
+#   content sideways (overflow-x hidden or clip);
+# - no_cue: one of those that scrolls without showing it (a phone shows no scrollbar until it is
+#   touched): its background has no shadow at the edge that scrolls with it (book.css draws the cue
+#   as gradients, the covers attached "local");
+# and page_overflow, how far the page as a whole scrolls sideways.
+_PHONE_SHAPE = r"""
+const done = arguments[arguments.length - 1];
+const TOL = 1;
+const short = (s, n = 70) => (s || "").replace(/\s+/g, " ").trim().slice(0, n);
+const article = () => document.querySelector("article") || document.querySelector("main") || document.body;
+const scrolls = (el) => ["auto", "scroll"].includes(getComputedStyle(el).overflowX);
+const overflows = (el) => el.scrollWidth > el.clientWidth + TOL;
+// the cue: a shadow in the box's background at an edge it continues past, which scrolls with it
+// (a gradient layer attached "local")
+const cue = (el) => {
+  const s = getComputedStyle(el);
+  return /gradient/.test(s.backgroundImage) && /\blocal\b/.test(s.backgroundAttachment);
+};
+const where = (el) => {
+  const h = el.closest("section[id]");
+  return h ? "#" + h.id : "";
+};
+
+// The source lines of a code block: a line ends at "\n" or where the block element holding the
+// text changes (lib.show_source writes one block <span> a line). Each line: its characters as
+// [text node, offset] pairs.
+function lines(pre) {
+  const out = [];
+  let line = [], lastBlock = null;
+  const walker = document.createTreeWalker(pre, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    let block = node.parentElement;
+    while (block !== pre && getComputedStyle(block).display === "inline") block = block.parentElement;
+    if (lastBlock !== null && block !== lastBlock && line.length) { out.push(line); line = []; }
+    lastBlock = block;
+    const text = node.data;
+    for (let i = 0; i < text.length; i++) {
+      if (text[i] === "\n") { out.push(line); line = []; continue; }
+      line.push([node, i]);
+    }
+  }
+  if (line.length) out.push(line);
+  return out;
+}
+
+const charRect = ([node, i]) => {
+  const r = document.createRange();
+  r.setStart(node, i); r.setEnd(node, i + 1);
+  return r.getBoundingClientRect();
+};
+
+// The boxes of the text of `chars` ([text node, offset] pairs, in order), one or more a row.
+function textRects(chars) {
+  const rects = [];
+  let i = 0;
+  while (i < chars.length) {
+    let j = i;
+    while (j + 1 < chars.length && chars[j + 1][0] === chars[i][0]) j++;
+    const r = document.createRange();
+    r.setStart(chars[i][0], chars[i][1]);
+    r.setEnd(chars[j][0], chars[j][1] + 1);
+    rects.push(...[...r.getClientRects()].filter((b) => b.width > 0 && b.height > 0));
+    i = j + 1;
+  }
+  return rects;
+}
+
+// The rects after the first row (a rect whose top is below the middle of the first row's).
+function continuation(rects) {
+  const top = Math.min(...rects.map((b) => b.top));
+  const first = rects.filter((b) => b.top < top + 1);
+  const height = Math.min(...first.map((b) => b.height));
+  return rects.filter((b) => b.top > top + height / 2);
+}
+
+// How a source line is laid out: whether it wraps, the left edge of its first visible character
+// (its indentation) and the leftmost start of a continuation row.
+function layout(line) {
+  const text = line.map(([n, i]) => n.data[i]).join("");
+  const first = text.search(/\S/);
+  if (first < 0) return null;
+  const rects = textRects(line);
+  if (!rects.length) return null;
+  const below = continuation(rects);
+  return {
+    text,
+    wraps: below.length > 0,
+    indent: charRect(line[first]).left,
+    continuation: below.length ? Math.min(...below.map((b) => b.left)) : null,
+  };
+}
+
+function measure() {
+  const content = article();
+  // as a reader who opens every hidden code cell and every solution
+  for (const d of content.querySelectorAll("details")) d.open = true;
+  for (const t of content.querySelectorAll(".toggle-hidden")) t.classList.remove("toggle-hidden");
+  const found = {code_shape: [], output_wraps: [], cut_off: [], no_cue: [], cell_wraps: [], blocks: 0};
+  // a line of code that wraps must continue at or right of its own indentation; a printed line
+  // (a cell's text output) must not wrap at all
+  // code: cells' inputs, code blocks, lib.show_source's listings; printed output: a cell's text outputs
+  const outputs = [...content.querySelectorAll("div.cell_output > div.output:not(.text_html) pre")];
+  const codes = [...content.querySelectorAll("div.highlight pre, div.lib-source pre")].filter((p) => !outputs.includes(p));
+  for (const pre of [...codes, ...outputs]) {
+    if (!pre.getClientRects().length) continue;  // not displayed
+    found.blocks++;
+    const isCode = codes.includes(pre);
+    for (const line of lines(pre)) {
+      const l = layout(line);
+      if (!l || !l.wraps) continue;
+      if (!isCode) found.output_wraps.push(`${where(pre)} ${short(l.text)}`);
+      else if (l.continuation < l.indent - TOL)
+        found.code_shape.push(`${where(pre)} ${short(l.text)} (continues ${Math.round(l.indent - l.continuation)} px left of its indentation)`);
+    }
+  }
+  // what is wider than its box: a code block, a printed output, math (displayed or inline), a table
+  const wide = [...codes, ...outputs, ...content.querySelectorAll('mjx-container[display="true"], span.math, table')];
+  for (const el of wide) {
+    if (!el.getClientRects().length || !overflows(el)) continue;
+    const what = `${where(el)} ${el.tagName.toLowerCase()} ${short(el.getAttribute("data-tex") || el.textContent, 50)} (+${el.scrollWidth - el.clientWidth} px)`;
+    if (!scrolls(el)) found.cut_off.push(what);
+    else if (!cue(el)) found.no_cue.push(what);
+  }
+  // anything else that hides part of its content sideways, with no way to scroll to it (what is
+  // drawn inside an SVG or a formula is the SVG's or the formula's)
+  for (const el of content.querySelectorAll("*")) {
+    if (el.closest("svg, mjx-container") && !el.matches("mjx-container")) continue;
+    const s = getComputedStyle(el);
+    if (!["hidden", "clip"].includes(s.overflowX) || !el.clientWidth || !overflows(el)) continue;
+    found.cut_off.push(`${where(el)} ${el.tagName.toLowerCase()}.${[...el.classList].join(".")} ${short(el.textContent, 50)} (+${el.scrollWidth - el.clientWidth} px hidden)`);
+  }
+  // a value of a table that a cell printed (pandas) on two rows
+  for (const td of content.querySelectorAll(".cell_output table td")) {
+    if (!td.getClientRects().length || !td.textContent.trim()) continue;
+    const chars = [];
+    const walker = document.createTreeWalker(td, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode())
+      for (let i = 0; i < node.data.length; i++) if (node.data[i].trim()) chars.push([node, i]);
+    const rects = textRects(chars);
+    if (rects.length && continuation(rects).length) found.cell_wraps.push(`${where(td)} ${short(td.textContent, 40)}`);
+  }
+  found.page_overflow = Math.max(0, document.scrollingElement.scrollWidth - window.innerWidth);
+  return found;
+}
+
+const start = Date.now();
+const wait = () => {
+  if (document.readyState !== "complete") return setTimeout(wait, 50);
+  const go = () => { try { done(measure()); } catch (e) { done({fatal: String(e)}); } };
+  if (!document.querySelector("span.math, div.math")) return go();
+  if (window.MathJax && MathJax.startup && MathJax.startup.promise) return MathJax.startup.promise.then(go, go);
+  if (Date.now() - start > 30000) return go();
+  setTimeout(wait, 50);
+};
+wait();
+"""
+
+_phone_seen: dict[str, dict] = {}  # docname -> _PHONE_SHAPE's report: one page load for the three tests
+
+
+def _phone_shape(docname: str, phone, site_url: str) -> dict:
+    if docname not in _phone_seen:
+        phone.get(f"{site_url}/{docname}.html")
+        _phone_seen[docname] = phone.execute_async_script(_PHONE_SHAPE)
+    seen = _phone_seen[docname]
+    assert "fatal" not in seen, f"{docname}: could not measure: {seen['fatal']}"
+    return seen
+
+
+def _listed(docname: str, problems: list[str]) -> str:
+    shown = "\n  ".join(problems[:15])
+    more = f"\n  ... and {len(problems) - 15} more" if len(problems) > 15 else ""
+    return f"{docname}: {len(problems)} at 390 px:\n  {shown}{more}"
+
+
+@pytest.mark.parametrize("docname", PAGES + ZH_PAGES)
+def test_code_keeps_its_shape_on_a_phone(docname: str, phone, site_url: str) -> None:
+    """At 390 px no line of code (a cell's input, a code block, a lib.show_source listing) continues on
+    a row that starts left of its own indentation, no printed line wraps (a printed table's columns
+    stay in line) and no value of a pandas table wraps: each scrolls inside its box instead."""
+    seen = _phone_shape(docname, phone, site_url)
+    problems = [f"code: {x}" for x in seen["code_shape"]]
+    problems += [f"printed line wraps: {x}" for x in seen["output_wraps"]]
+    problems += [f"table value wraps: {x}" for x in seen["cell_wraps"]]
+    assert not problems, _listed(docname, problems)
+
+
+@pytest.mark.parametrize("docname", PAGES + ZH_PAGES)
+def test_nothing_is_cut_off_on_a_phone(docname: str, phone, site_url: str) -> None:
+    """At 390 px a code block, printed output, display equation, inline formula or table wider than its
+    box scrolls inside it, nothing else hides part of its content sideways, and the page does not
+    scroll sideways as a whole."""
+    seen = _phone_shape(docname, phone, site_url)
+    problems = [f"cut off: {x}" for x in seen["cut_off"]]
+    if seen["page_overflow"] > 1:
+        problems.append(f"the page scrolls sideways by {seen['page_overflow']} px")
+    assert not problems, _listed(docname, problems)
+
+
+@pytest.mark.parametrize("docname", PAGES + ZH_PAGES)
+def test_what_scrolls_on_a_phone_shows_that_it_does(docname: str, phone, site_url: str) -> None:
+    """At 390 px each of those boxes that scrolls sideways shows a shadow at the edge it continues past
+    (a phone shows no scrollbar until the box is touched, so an equation cut at "o =" read as cut off)."""
+    seen = _phone_shape(docname, phone, site_url)
+    assert not seen["no_cue"], _listed(docname, [f"scrolls with no cue: {x}" for x in seen["no_cue"]])
 
 
 # --- The desktop page and dark mode (issue 64) -------------------------------------------------------------

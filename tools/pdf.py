@@ -208,6 +208,12 @@ def link_what_is_left_out(soup) -> int:
     return changed
 
 
+def heading_text(heading) -> str:
+    """A heading's words, without its permalink (``#``), its spaces collapsed."""
+    words = (text for text in heading.find_all(string=True) if not text.find_parent(class_="headerlink"))
+    return " ".join(" ".join(words).split())
+
+
 def title_page(soup) -> None:
     """The theme's print header, on the book's first page, in place: the book's title (the page's
     ``<title>``) over its contents, whose entries go to the chapters (as :func:`promote_chapters`
@@ -217,12 +223,7 @@ def title_page(soup) -> None:
     if header is None:
         return
     header.h1.string = soup.head.title.get_text(strip=True)
-    chapters = {}
-    for title in soup.select("article section > h1"):
-        copy = BeautifulSoup(str(title), "html.parser")
-        for link in copy.select(".headerlink"):
-            link.decompose()
-        chapters[" ".join(copy.get_text(" ").split())] = title.parent["id"]
+    chapters = {heading_text(title): title.parent["id"] for title in soup.select("article section > h1")}
     for link in header.select("#jb-print-toc a[href^='#']"):
         link["href"] = f"#{chapters.get(' '.join(link.get_text(' ').split()), link['href'][1:])}"
 
@@ -232,13 +233,9 @@ def headings(soup) -> list[tuple[int, str, str]]:
     of its section), from the ``<h1>`` and ``<h2>`` of the one-page book (after :func:`promote_chapters`)."""
     found = []
     for heading in soup.select("article section > h1, article section > h2"):
-        anchor = heading.parent["id"]
-        copy = BeautifulSoup(str(heading), "html.parser")
-        for link in copy.select(".headerlink"):
-            link.decompose()
-        title = re.sub(r"\\[()]", "", " ".join(copy.get_text(" ").split()))  # inline math: its source
+        title = re.sub(r"\\[()]", "", heading_text(heading))  # inline math: its source
         title = re.sub(r"\\(\w+)", r"\1", title).replace("{", "").replace("}", "")
-        found.append((int(heading.name[1]), title, anchor))
+        found.append((int(heading.name[1]), title, heading.parent["id"]))
     return found
 
 

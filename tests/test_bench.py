@@ -59,7 +59,7 @@ def tiny_run(tmp_path_factory):
     threads = torch.get_num_threads()
     try:
         with contextlib.redirect_stdout(printed):
-            bench.main(["--size", "tiny", "--threads", "1", "--json", str(path)])
+            bench.main(["--size", "tiny", "--threads", "1", "--seed", "7", "--json", str(path)])
     finally:
         torch.set_num_threads(threads)
     return printed.getvalue(), json.loads(path.read_text())
@@ -71,7 +71,7 @@ def test_the_tiny_suite_prints_markdown_and_writes_sane_json(tiny_run):
         assert section in printed
     assert printed.count("| --- |") >= 5
     assert set(results) >= {"meta", "matmul", "attention", "scaling", "training", "decoding"}
-    assert results["meta"]["size"] == "tiny" and results["meta"]["threads"] == 1
+    assert results["meta"]["size"] == "tiny" and results["meta"]["threads"] == 1 and results["meta"]["seed"] == 7
     assert results["matmul"]["peak_flops"] > 0
 
     assert {(r["mask"], r["mode"]) for r in results["attention"]} == {
@@ -94,6 +94,21 @@ def test_the_tiny_suite_prints_markdown_and_writes_sane_json(tiny_run):
     decoding = results["decoding"]
     assert decoding["cached_tokens_per_s"] > 0 and decoding["uncached_tokens_per_s"] > 0
     assert decoding["cache_speedup"] == pytest.approx(decoding["uncached_s"] / decoding["cached_s"])
+
+
+def test_the_seed_draws_each_models_weights_and_inputs(monkeypatch):
+    """The Performance appendix is swept like a chapter: its run SEED times models drawn from its own
+    seed, so each benchmark that builds a model seeds torch with the seed it is given, not with 0."""
+    seen = []
+    manual_seed = torch.manual_seed
+    monkeypatch.setattr(torch, "manual_seed", lambda seed: (seen.append(seed), manual_seed(seed))[1])
+    cpu = torch.device("cpu")
+    bench.bench_decoding(1, 2, 2, repeats=1, min_seconds=0.0, device=cpu, seed=11)
+    bench.bench_attention([(1, 4, 8, 2)], repeats=1, min_seconds=0.0, device=cpu, seed=12)
+    assert seen == [11, 12]
+    for bad in (-1, 2**32, 1.5):
+        with pytest.raises((ValueError, TypeError), match="seed"):
+            bench.run_benchmarks("tiny", device=cpu, seed=bad)
 
 
 def test_the_plot_has_a_time_and_a_memory_panel(tiny_run):

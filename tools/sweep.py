@@ -72,7 +72,7 @@ BOOK = ROOT / "book"
 SWEEP_FILE = BOOK / "claims_sweep.json"
 CHAPTER_FILE = re.compile(r"^(\d\d)_[a-z0-9_]+\.ipynb$")
 #: The appendices that are swept too (a ``SEED`` parameter, claims or checks), by their ledger key.
-APPENDICES = {"distributed": "distributed.ipynb"}
+APPENDICES = {"distributed": "distributed.ipynb", "performance": "performance.ipynb"}
 DEFAULT_SEEDS = 10
 
 

@@ -15,6 +15,7 @@ from ..model.layers import EncoderLayer
 from ..model.lm import DecoderOnlyLM, LMConfig
 from ..model.masks import causal_mask
 from ..timing import compare, loglog_slope
+from ..training.device import check_seed
 from .memory import attend, peak_memories, random_qkv
 
 # The chapter-sized model: a 2-layer decoder-only LM like those the chapters train in seconds.
@@ -48,18 +49,24 @@ def torch_twin(mha: MultiHeadAttention) -> nn.MultiheadAttention:
 
 
 def bench_attention(
-    configs: list[tuple[int, int, int, int]], repeats: int, min_seconds: float, device: torch.device
+    configs: list[tuple[int, int, int, int]],
+    repeats: int,
+    min_seconds: float,
+    device: torch.device,
+    seed: int = 0,
 ) -> list[dict]:
     """Self-attention at ``(B, T, d, h)``, without a mask and with the causal mask.
 
     Ours gets ``mask=causal_mask(T)`` (True = may attend); ``nn.MultiheadAttention`` gets the same
     mask flipped (True = masked out) plus its ``is_causal=True`` hint, its fastest causal path.
     "forward" runs in ``eval()`` mode without gradients (so PyTorch may take its inference fast
-    path); "forward+backward" in ``train()`` mode (dropout 0) with a fixed output gradient.
+    path); "forward+backward" in ``train()`` mode (dropout 0) with a fixed output gradient.  The
+    weights and inputs of each configuration are drawn from ``torch.manual_seed(seed)``.
     """
+    check_seed("seed", seed)
     rows = []
     for B, T, d, h in configs:
-        torch.manual_seed(0)
+        torch.manual_seed(seed)
         ours = MultiHeadAttention(d, h).to(device)
         twin = torch_twin(ours)
         x = torch.randn(B, T, d, device=device, requires_grad=True)
@@ -166,7 +173,7 @@ def _train_step(
 
 
 def bench_training(
-    lm: dict, layer: dict, matmul_n: int, repeats: int, min_seconds: float, device: torch.device
+    lm: dict, layer: dict, matmul_n: int, repeats: int, min_seconds: float, device: torch.device, seed: int = 0
 ) -> list[dict]:
     """Tokens per second of an Adam training step, and the achieved FLOP/s as a fraction of the peak.
 
@@ -175,9 +182,10 @@ def bench_training(
     (d_model 512, 8 heads, d_ff 2048, no mask).  The peak is the FLOP/s of an ``n × n`` matrix
     product (``n = matmul_n``, the best size of :func:`bench_matmul`) timed *interleaved* with the
     training steps, so that both meet the same load.  Dropout is 0: on the CPU, attention dropout
-    makes PyTorch leave its fused kernel for the explicit math.
+    makes PyTorch leave its fused kernel for the explicit math.  Weights and data are drawn from
+    ``torch.manual_seed(seed)``.
     """
-    torch.manual_seed(0)
+    torch.manual_seed(check_seed("seed", seed))
     rows = []
     a, b = (torch.randn(matmul_n, matmul_n, device=device) for _ in range(2))
     product = torch.empty(matmul_n, matmul_n, device=device)
@@ -237,9 +245,12 @@ def _training_row(name, model, size, flops, seconds, peak_flops) -> dict:
     }
 
 
-def bench_decoding(batch: int, prompt: int, new: int, repeats: int, min_seconds: float, device: torch.device) -> dict:
-    """Greedy decoding of ``new`` tokens after a ``prompt``-token prompt, with and without the cache."""
-    torch.manual_seed(0)
+def bench_decoding(
+    batch: int, prompt: int, new: int, repeats: int, min_seconds: float, device: torch.device, seed: int = 0
+) -> dict:
+    """Greedy decoding of ``new`` tokens after a ``prompt``-token prompt, with and without the cache;
+    the model's weights and the prompts are drawn from ``torch.manual_seed(seed)``."""
+    torch.manual_seed(check_seed("seed", seed))
     model = DecoderOnlyLM(LMConfig(**CHAPTER_LM, dropout=0.0, max_len=prompt + new)).to(device).eval()
     start = torch.randint(0, CHAPTER_LM["vocab_size"], (batch, prompt), device=device)
     t = compare(

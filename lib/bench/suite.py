@@ -12,7 +12,7 @@ from pathlib import Path
 import torch
 
 from ..model.checks import check_choice, check_int
-from ..training.device import default_device
+from ..training.device import check_seed, default_device
 from .measure import bench_attention, bench_decoding, bench_matmul, bench_scaling, bench_training
 from .report import to_markdown
 
@@ -46,13 +46,18 @@ SIZES: dict[str, dict] = {
 # fmt: on
 
 
-def run_benchmarks(size: str = "full", device: torch.device | str | None = None, repeats: int | None = None) -> dict:
+def run_benchmarks(
+    size: str = "full", device: torch.device | str | None = None, repeats: int | None = None, seed: int = 0
+) -> dict:
     """Run every benchmark and return the results as a JSON-ready dict (see :func:`to_markdown`).
 
     ``size`` is ``"full"``, ``"quick"`` or ``"tiny"`` (see :data:`SIZES`); ``device`` defaults to
-    :func:`lib.default_device`; ``repeats`` overrides the size's repeats per median.
+    :func:`lib.default_device`; ``repeats`` overrides the size's repeats per median; ``seed`` draws
+    the random weights, inputs and prompts (``torch.manual_seed(seed)`` before the run and before each
+    model), so that a run is reproducible and two runs with different seeds time different models.
     """
     check_choice("size", size, list(SIZES))
+    check_seed("seed", seed)
     s = dict(SIZES[size])
     if repeats is not None:
         s["repeats"] = check_int("repeats", repeats, minimum=1)
@@ -60,12 +65,14 @@ def run_benchmarks(size: str = "full", device: torch.device | str | None = None,
     r, m = s["repeats"], s["min_seconds"]
     parts = {
         "matmul": lambda: bench_matmul(s["matmul"], r, m, device),
-        "attention": lambda: bench_attention(s["attention"], r, m, device),
+        "attention": lambda: bench_attention(s["attention"], r, m, device, seed),
         "scaling": lambda: bench_scaling(**s["scaling"], repeats=r, min_seconds=m, device=device),
-        "training": lambda: bench_training(s["lm"], s["layer"], results["matmul"]["peak_n"], r, m, device),
-        "decoding": lambda: bench_decoding(**s["decoding"], repeats=r, min_seconds=m, device=device),
+        "training": lambda: bench_training(s["lm"], s["layer"], results["matmul"]["peak_n"], r, m, device, seed),
+        "decoding": lambda: bench_decoding(**s["decoding"], repeats=r, min_seconds=m, device=device, seed=seed),
     }
+    torch.manual_seed(seed)
     results = {"meta": _machine(device, size, r)}
+    results["meta"]["seed"] = seed
     seconds = results["meta"]["seconds"] = {}
     for name, part in parts.items():
         started = time.perf_counter()
@@ -108,7 +115,7 @@ def _machine(device: torch.device, size: str, repeats: int) -> dict:
 
 
 def main(argv: list[str] | None = None) -> dict:
-    """``python -m lib.bench [--size tiny|quick|full] [--device D] [--repeats N] [--threads N] [--json PATH]``:
+    """``python -m lib.bench [--size tiny|quick|full] [--device D] [--repeats N] [--seed S] [--threads N] [--json PATH]``:
     print the Markdown tables and write the results to ``bench-results/bench-SIZE.json`` (or ``PATH``)."""
     parser = argparse.ArgumentParser(prog="python -m lib.bench", description="How fast lib runs on this machine.")
     parser.add_argument(
@@ -123,12 +130,13 @@ def main(argv: list[str] | None = None) -> dict:
     )
     parser.add_argument("--device", help="cpu, cuda, cuda:1, mps, ... (default: lib.default_device())")
     parser.add_argument("--repeats", type=int, help="repeats per median (default: by size)")
+    parser.add_argument("--seed", type=int, default=0, help="draws the random weights and inputs (default: 0)")
     parser.add_argument("--threads", type=int, help="torch.set_num_threads(N) first (default: torch's choice)")
     parser.add_argument("--json", type=Path, help="where to write the results (default: bench-results/bench-SIZE.json)")
     args = parser.parse_args(argv)
     if args.threads is not None:
         torch.set_num_threads(args.threads)
-    results = run_benchmarks(args.size, device=args.device, repeats=args.repeats)
+    results = run_benchmarks(args.size, device=args.device, repeats=args.repeats, seed=args.seed)
     path = args.json or Path("bench-results") / f"bench-{results['meta']['size']}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(results, indent=2) + "\n")

@@ -172,13 +172,13 @@ def test_the_notebooks_run_first_the_longest_first(pytestconfig, monkeypatch) ->
     monkeypatch.setattr(conftest, "NESTED", True)  # no record of the notebooks this run executes
     seconds = conftest.sweep_seconds()
     swept = sorted(seconds, key=seconds.get, reverse=True)
-    assert len(swept) >= 10 and "performance.ipynb" not in swept
+    assert len(swept) >= 10 and "notes.ipynb" not in swept
     assert all(seconds[name] > 0 for name in swept)
-    items = [_Item("tests/test_site_zh.py", "site"), _Item("tests/test_lib.py"), _Item("book/performance.ipynb")]
+    items = [_Item("tests/test_site_zh.py", "site"), _Item("tests/test_lib.py"), _Item("book/notes.ipynb")]
     items += [_Item(f"book/{name}") for name in sorted(swept)] + [_Item("tests/test_site.py")]
     conftest.pytest_collection_modifyitems(None, None, items)
     assert [item.path.name for item in items] == [
-        *swept, "performance.ipynb", "test_site.py", "test_lib.py", "test_site_zh.py"
+        *swept, "notes.ipynb", "test_site.py", "test_lib.py", "test_site_zh.py"
     ]  # fmt: skip
 
 

@@ -65,7 +65,9 @@ def test_the_claim_statements_are_those_of_the_ledger_and_of_the_unswept_pages()
 
 
 def test_the_statements_of_an_unswept_page_are_read_from_its_code() -> None:
-    found = unswept_statements(json.loads((REPO / "book" / "claims_sweep.json").read_text(encoding="utf-8")))
+    ledger = json.loads((REPO / "book" / "claims_sweep.json").read_text(encoding="utf-8"))
+    del ledger["chapters"]["performance"]  # as if the Performance appendix were not swept
+    found = unswept_statements(ledger)
     assert "performance.ipynb" in found and "03_scaling.ipynb" not in found
     assert any(s.startswith("five seeds trained in one pass") for s in found["performance.ipynb"])
 

@@ -164,20 +164,25 @@ def test_shifted_seeds_go_to_another_file_never_to_the_ledger(capsys) -> None:
 def test_the_appendix_beyond_one_machine_is_swept_under_its_name(tmp_path, monkeypatch, capsys) -> None:
     """Besides the chapters (book/NN_slug.ipynb, keyed by number), the appendices of APPENDICES, which
     have a SEED and checks of their own, are swept, keyed by name: book/distributed.ipynb is
-    "distributed" (`python -m tools.sweep distributed`); other notebooks of book/ are not swept."""
+    "distributed" (`python -m tools.sweep distributed`), book/performance.ipynb "performance"; other
+    notebooks of book/ are not swept."""
     book = tmp_path / "book"
     book.mkdir()
-    for name in ("03_x.ipynb", "distributed.ipynb", "performance.ipynb", "10_no.txt"):
+    for name in ("03_x.ipynb", "distributed.ipynb", "performance.ipynb", "notes.ipynb", "10_no.txt"):
         (book / name).write_text("{}", encoding="utf-8")
     monkeypatch.setattr(sweep, "BOOK", book)
-    assert sweep.chapters() == {"03": book / "03_x.ipynb", "distributed": book / "distributed.ipynb"}
+    assert sweep.chapters() == {
+        "03": book / "03_x.ipynb",
+        "distributed": book / "distributed.ipynb",
+        "performance": book / "performance.ipynb",
+    }
     assert [sweep.label(key) for key in ("03", "distributed")] == ["chapter 03", "appendix distributed"]
     assert sweep.problems({"chapters": {}}, ["distributed"]) == [
         "appendix distributed (distributed.ipynb) has no sweep entry: run python -m tools.sweep distributed"
     ]
     with pytest.raises(SystemExit):
-        sweep.main(["performance"])
-    assert "no chapter performance; the swept notebooks are 03, distributed" in capsys.readouterr().err
+        sweep.main(["notes"])
+    assert "no chapter notes; the swept notebooks are 03, distributed, performance" in capsys.readouterr().err
     monkeypatch.undo()
     assert sweep.chapters()["distributed"] == sweep.BOOK / "distributed.ipynb"
 

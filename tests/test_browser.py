@@ -293,8 +293,8 @@ def phone():
 
 @pytest.mark.parametrize("docname", PAGES)
 def test_page_is_readable_on_a_phone(docname: str, phone, site_url: str) -> None:
-    """At 390 px figure text stays >= 7 px (a figure shrinks to the column down to that size, then
-    scrolls inside its output and opens full size on a tap),
+    """At 390 px figure text stays >= 9 px, as at the column's width (a figure shrinks to the column
+    down to that size, then scrolls inside its output and opens full size on a tap; an explorer too),
     no display equation is cut off (a wide one scrolls inside its box) and the page does not scroll
     sideways as a whole."""
     from tools.readability import measure_page, summary
@@ -319,6 +319,7 @@ def test_the_readability_check_can_fail() -> None:
     assert not summary("page", {**phone, "math_clipped": ["x"]}, phone=True)[1]  # ... an equation not be cut
     assert not summary("page", {**phone, "page_overflow": 30}, phone=True)[1]  # ... nor the page scroll
     assert not summary("page", {**phone, "figures": [small]}, phone=True)[1]
+    assert not summary("page", {**phone, "figures": [{**small, "smallest": 8.5}]}, phone=True)[1]  # 9 px on a phone
 
 
 # --- On a phone (issue 64): code keeps its shape, and what is wider than the screen scrolls, visibly ---

@@ -779,7 +779,7 @@ def accessible_bibliography(app: Sphinx, pagename, templatename, context, doctre
         context["body"] = context["body"].replace('role="doc-biblioentry"', 'role="listitem"')
 
 
-PHONE_LABEL_PX = 7  # the smallest label a figure may show on a phone before it stops shrinking
+PHONE_LABEL_PX = 9  # the smallest label a figure may show on a phone before it stops shrinking
 _IMG = re.compile(r'<img\b([^>]*?)\bsrc="((?:\.\./)*_images/[^"]+\.svg)"([^>]*)/?>')
 _VIEWBOX_WIDTH = re.compile(r'<svg\b[^>]*\bviewBox="[-\d.]+ [-\d.]+ ([\d.]+) [\d.]+"')
 _FONT_SIZE = re.compile(r'font-size[:=]\s*"?([\d.]+)(?:px)?')
@@ -819,7 +819,7 @@ def figures_for_phones(app: Sphinx, exception: Exception | None) -> None:
         if name not in widths:
             path = images / name
             widths[name] = phone_width(path.read_text(encoding="utf-8")) if path.is_file() else None
-        style = f' style="--book-min-width: {ceil(widths[name])}px"' if widths[name] else ""  # never < 7 px
+        style = f' style="--book-min-width: {ceil(widths[name])}px"' if widths[name] else ""  # never < 9 px
         tag = m[0].rstrip(">").rstrip().rstrip("/").rstrip()
         return f'<a class="book-figure-link" href="{m[2]}">{tag}{style} /></a>'
 

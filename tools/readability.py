@@ -41,7 +41,7 @@ from tools.common import toc_docnames
 WINDOW = (1280, 900)
 PHONE_MAX_WIDTH = 640  # narrower than this, the window is emulated as a phone
 MIN_PX = 9.0
-PHONE_MIN_PX = 7.0  # on a phone a figure shrinks to the column until its smallest label is 7 px (book.css)
+PHONE_MIN_PX = 9.0  # on a phone too: a figure shrinks to the column until its smallest label is 9 px (book.css)
 CHROMIUM = ("/usr/bin/chromium", "chromium", "chromium-browser", "google-chrome")
 DRIVER = ("/usr/bin/chromedriver", "chromedriver")
 CHROMIUM_FLAGS = (

@@ -97,8 +97,12 @@ def _style(id: str, width: float) -> Html:
         f"{{font:13px/1.45 {FONT};color:{INK};background:#ffffff;margin:.3em 0 .8em;padding:.3em .5em;border-radius:4px;"
         f"--explorer-width:{number(width, '.0f')}px}}",
         " .explorer-controls{display:flex;flex-wrap:wrap;gap:.3em 1.4em;align-items:center;margin:0 0 .35em}",
-        " .explorer-controls label{display:inline-flex;gap:.4em;align-items:center}",
+        # each control a target of at least 24 x 24 px, on a phone too (WCAG 2.2, 2.5.8): a menu and a
+        # slider are 24 px high; a check box is tapped through its label, which is
+        " .explorer-controls label{display:inline-flex;gap:.4em;align-items:center;min-height:24px}",
         f" .explorer-controls select,#{id} .explorer-controls input{{font:inherit}}",
+        f" .explorer-controls select,#{id} .explorer-controls input[type=range]{{min-height:24px;min-width:24px}}",
+        " .explorer-controls input[type=checkbox]{width:16px;height:16px;margin:0}",
         " .explorer-figure{display:block;overflow-x:auto;margin:0;padding:0}",
         " svg{display:block;max-width:none}",
         " [data-index]{cursor:pointer}",

@@ -7,7 +7,8 @@ The model is :mod:`lib.model` (it imports only torch); around it, by role:
 - :mod:`lib.heads`: switch heads off and record attention weights;
 - :mod:`lib.rnn`: the LSTM baselines; :mod:`lib.lookup_model`: chapter 4's linked-list model;
 - :mod:`lib.efficient`: efficient attention;
-- :mod:`lib.pretrained`: a real pretrained encoder; :mod:`lib.bench`: benchmarks (``python -m lib.bench``).
+- :mod:`lib.pretrained`: a real pretrained encoder; :mod:`lib.classifier`: it with a classification head,
+  fine-tuned on :mod:`lib.reviews` (real movie reviews); :mod:`lib.bench`: benchmarks (``python -m lib.bench``).
 
 Chapters import everything from here::
 
@@ -57,8 +58,15 @@ _EXPORTS = {
         "neighbour_attention",
     ],
     "training.world": ["World", "make_world"],
-    "training.masking": ["corrupt_spans", "mask_tokens", "restore_spans", "span_corruption_batch"],
-    "training.cloze": ["cloze_accuracy", "cloze_probabilities"],
+    "training.masking": [
+        "corrupt_span",
+        "corrupt_spans",
+        "mask_tokens",
+        "restore_spans",
+        "span_corruption_batch",
+        "span_infilling_batch",
+    ],
+    "training.cloze": ["cloze_accuracy", "cloze_probabilities", "sentence_log_probs"],
     "training.schedules": ["make_schedule", "noam_lr"],
     "training.losses": ["lm_loss", "seq2seq_loss"],
     "training.evaluation": ["evaluate"],
@@ -83,9 +91,23 @@ _EXPORTS = {
         "use_attention",
     ],
     "pretrained": ["load_minilm", "sentence_embeddings"],
+    "classifier": ["ClassifierTop", "SequenceClassifier", "frozen_features", "load_minilm_classifier"],
+    "reviews": ["bag_of_words", "load_reviews"],
 }
 _WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
-_SUBPACKAGES = ("model", "training", "book", "heads", "rnn", "lookup_model", "efficient", "bench", "pretrained")
+_SUBPACKAGES = (
+    "model",
+    "training",
+    "book",
+    "heads",
+    "rnn",
+    "lookup_model",
+    "efficient",
+    "bench",
+    "pretrained",
+    "classifier",
+    "reviews",
+)
 
 __all__ = sorted(_WHERE)
 

@@ -27,7 +27,7 @@ from pathlib import Path
 if os.environ.get("PYTEST_XDIST_WORKER"):
     os.environ.setdefault("OMP_NUM_THREADS", "1")
 # The kernels nbval starts print lib.train's progress as the site build's kernels do: one plain line
-# per run (TQDM_DISABLE, see tools/book_ext.py), since their outputs become the site's.
+# per run (TQDM_DISABLE, see tools/book_ext/), since their outputs become the site's.
 os.environ.setdefault("TQDM_DISABLE", "1")
 
 from tools import execution  # noqa: E402  (the execution cache and its stamp)

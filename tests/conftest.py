@@ -62,7 +62,7 @@ def chapters_to_execute() -> list[Path]:
     """The chapters that the Colab-like test (tests/test_colab.py) executes.
 
     By default only the cheapest: the chapter that the last site build measured as the fastest
-    (`_build/html/_static/chapter-runtimes.json`, written by tools/book_ext.py), else the first one.
+    (`_build/html/_static/chapter-runtimes.json`, written by tools/book_ext/runtimes.py), else the first one.
     What it checks (installing lib from git, the stripped exercises) is the same in every
     chapter, and every chapter already runs twice in CI (nbval and the site build), so running them
     all again would add a few minutes per chapter for little. `BOOK_TEST_ALL_CHAPTERS=1` runs every

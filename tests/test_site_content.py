@@ -26,7 +26,7 @@ from bs4 import BeautifulSoup
 
 from conftest import EXECUTED, HTML, REPO, SiteBuild
 from lib.book.claims import CHECK, CLAIM, CheckedClaim, read_claims
-from tools.book_ext import NO_CHAPTER, RUNTIMES_JSON, format_seconds
+from tools.book_ext.runtimes import NO_CHAPTER, RUNTIMES_JSON, format_seconds
 from tools.common import chapters
 
 pytestmark = pytest.mark.site

@@ -141,7 +141,7 @@ def test_a_chinese_page_is_pickled_without_the_environment(built) -> None:
 
 @pytest.mark.parametrize("site", [HTML, ZH], ids=["en", "zh"])
 def test_each_figure_is_one_link(site, built) -> None:
-    """A figure is a link to itself once (tools/book_ext.py, figures_for_phones): the English build,
+    """A figure is a link to itself once (tools/book_ext/phone_figures.py): the English build,
     finishing while the Chinese site is copied into its folder, wrapped the Chinese figures a second
     time (axe-core: link-name, a link with no text around the link with the image)."""
     link = re.compile(r'<a class="book-figure-link"[^>]*>\s*<a class="book-figure-link"')

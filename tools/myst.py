@@ -368,7 +368,7 @@ def join(parts: list[Part], edition: str = "reader") -> str:
     return "\n\n".join(p.markdown for p in keep if p.markdown)
 
 
-# the same lines that the site hides (tools/book_ext.py, hide_solution_markers)
+# the same lines that the site hides (tools/book_ext/page_content.py, hide_solution_markers)
 SOLUTION_MARKER = re.compile(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*\n?", re.MULTILINE)
 
 
@@ -810,7 +810,7 @@ def _citations(repo: Path) -> dict[str, Citation]:
     """Every entry of the bibliography, labelled as the site's References page labels it."""
     from pybtex.database import parse_file
 
-    from tools.book_ext import author_year_labels, sort_entries
+    from tools.book_ext.bibliography import author_year_labels, sort_entries
 
     bib = parse_file(str(repo / "book" / "references.bib"), bib_format="bibtex")
     entries = sort_entries(list(bib.entries.values()))

@@ -4,7 +4,7 @@
     python -m tools.pdf zh_CN      # one language
 
 ``python -m tools.site`` (the README's build command) makes both, and every page of the site links
-to its language's PDF (the download menu: ``tools/book_ext.py``). Four steps:
+to its language's PDF (the download menu: ``tools/book_ext/header_buttons.py``). Four steps:
 
 1. **Render**: Sphinx's ``singlehtml`` builder writes the book as one HTML page, from the execution
    cache (nothing runs again), with the solutions open (no dropdowns).

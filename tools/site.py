@@ -161,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
         print(
             "tools.site: no Chromium or Chrome (apt-get install chromium): the site without its PDFs", file=sys.stderr
         )
-    os.environ["BOOK_PDF"] = "1" if pdf else "0"  # the pages link to the PDF (tools/book_ext.py)
+    os.environ["BOOK_PDF"] = "1" if pdf else "0"  # the pages link to the PDF (tools/book_ext/header_buttons.py)
     if args.part == "site":
         return build_english() if args.language == "en" else build_chinese()
     if args.part == "pdf":

@@ -1,5 +1,5 @@
 """lib.claim: a MIME bundle in notebooks (the box, the line, the claim as data), one line elsewhere;
-the readers of that data: the site's Claims appendix (tools/book_ext.py) and the seed sweep's ledger."""
+the readers of that data: the site's Claims appendix (tools/book_ext/claims_ledger.py) and the seed sweep's ledger."""
 
 import json
 import math
@@ -181,7 +181,7 @@ def _mime_bundle(bundle: dict):
     """The doctree myst-nb makes of a displayed output: one container per MIME type, side by side."""
     from docutils import nodes
 
-    from tools.book_ext import ClaimDataRenderer
+    from tools.book_ext.claim_data import ClaimDataRenderer
 
     renderings = []
     for mime_type, content in bundle.items():
@@ -197,13 +197,13 @@ def _mime_bundle(bundle: dict):
 
 
 def test_site_build_collects_and_anchors_displayed_claims():
-    """tools/book_ext.py reads a displayed claim's data (never printed text) and anchors whichever
+    """tools/book_ext/claim_data.py reads a displayed claim's data (never printed text) and anchors whichever
     rendering the page keeps."""
     from types import SimpleNamespace
 
     from docutils import nodes
 
-    from tools.book_ext import collect_claims
+    from tools.book_ext.claim_data import collect_claims
 
     first = _mime_bundle(CheckedClaim.of("a ratio is small", True, {"ratio": 0.5})._repr_mimebundle_())
     second = _mime_bundle(
@@ -252,7 +252,7 @@ def test_check_is_a_claim_of_its_own_kind(capsys) -> None:
 def test_the_ledger_reads_the_sweep_by_statement_and_occurrence(tmp_path) -> None:
     import json
 
-    from tools.book_ext import _span, read_sweep
+    from tools.book_ext.claims_ledger import _span, read_sweep
 
     claim = {"kind": "Claim", "held": [0, 1], "failed": [], "values": {"acc": [0.91, 0.97]}}
     data = {"chapters": {"04": {"seeds": [0, 1], "claims": [{**claim, "statement": "s"}, {**claim, "statement": "s"}]}}}
@@ -443,7 +443,7 @@ def test_the_ledger_records_every_value_over_the_seeds(tmp_path):
     assert json.loads(text)["chapters"]["05"]["claims"] == [entry]
     assert '"acc": [0.91, 0.97]' in text
 
-    from tools.book_ext import over_seeds_text
+    from tools.book_ext.claims_ledger import over_seeds_text
 
     assert (
         over_seeds_text(entry)
@@ -455,7 +455,7 @@ def test_the_committed_ledger_in_its_old_format_is_read_as_it_is():
     """book/claims_sweep.json was written from the printed lines (numbers only, no `seen`): the
     appendix reads it unchanged (its freshness is tests/test_sweep.py's)."""
     from tools import sweep
-    from tools.book_ext import SWEEP_FILE, over_seeds_text, read_sweep
+    from tools.book_ext.claims_ledger import SWEEP_FILE, over_seeds_text, read_sweep
 
     ledger = read_sweep(sweep.ROOT / SWEEP_FILE)
     assert set(ledger) == set(sweep.chapters())
@@ -466,11 +466,11 @@ def test_the_committed_ledger_in_its_old_format_is_read_as_it_is():
     assert over_seeds_text(first).startswith(f"{name} ")
 
 
-# ---- the site: myst-nb renders the box, tools/book_ext.py reads the data -------------------------
+# ---- the site: myst-nb renders the box, tools/book_ext/ reads the data ----------------------------
 
 
 def test_the_site_shows_the_box_and_the_appendix_reads_the_data_without_warnings(tmp_path):
-    """A small Sphinx build (myst-nb, tools/book_ext.py, _config.yml's MIME priorities) of a notebook
+    """A small Sphinx build (myst-nb, tools/book_ext/, _config.yml's MIME priorities) of a notebook
     whose outputs hold claim bundles, and of a Claims appendix: no warning ("skipping unknown output
     mime type" would fail the book's -W build), the page shows each claim's box with its anchor and
     never its data, and the appendix has one table of claims and one of checks."""

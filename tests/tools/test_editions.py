@@ -24,7 +24,8 @@ from bs4 import BeautifulSoup
 from markdown_it import MarkdownIt
 
 from conftest import HTML, REPO, SiteBuild
-from tools import book_ext, editions
+from tools import editions
+from tools.book_ext import header_buttons
 from tools.common import SPEC_LINE, chapter_number, first_code_cell, load_config, notebooks, repository
 from tools.myst import Book, raw_myst, without_solution_markers
 from tools.student_versions import write_student_versions
@@ -96,13 +97,13 @@ def test_the_colab_button_opens_the_edition_at_the_ref_it_installs(page: Path) -
     url, ref = repository()
     org_repo = url.split("github.com/", 1)[1]
     pagename = f"book/{page.stem}"
-    # The launch button as sphinx-book-theme builds it (header_buttons/launch.py), then book_ext's hook.
+    # The launch button as sphinx-book-theme builds it (header_buttons/launch.py), then tools/book_ext/header_buttons.py's hook.
     theme_url = f"https://colab.research.google.com/github/{org_repo}/blob/{ref}/{pagename}.ipynb"
     context = {"header_buttons": [{"label": "launch-buttons", "buttons": [{"text": "Colab", "url": theme_url}]}]}
     app = types.SimpleNamespace(
         srcdir=str(REPO), config=types.SimpleNamespace(html_theme_options={"repository_branch": ref})
     )
-    book_ext.colab_button_opens_the_edition(app, pagename, "page.html", context, None)
+    header_buttons.colab_button_opens_the_edition(app, pagename, "page.html", context, None)
     opened = context["header_buttons"][0]["buttons"][0]["url"]
     edition = editions.edition_path(page)
     assert (

@@ -5,7 +5,7 @@
   titled and labelled as on the site (the References page's author-year labels, 2020a/2020b);
 - admonitions become headed blockquotes; math, code and HTML stay byte for byte;
 - anything Jupyter would show raw is an error that names the cell and the construct;
-- the exercise numbers are the site's (tools/book_ext.py: chapter N's k-th exercise is N.k).
+- the exercise numbers are the site's (tools/book_ext/numbering.py: chapter N's k-th exercise is N.k).
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ def test_exercise_is_a_numbered_titled_block_and_its_solution_a_closed_details(b
 
 
 def test_exercise_numbers_are_the_sites(book: Book) -> None:
-    """Chapter N's exercises are N.1, N.2, ... in reading order (tools/book_ext.py renumbers the
+    """Chapter N's exercises are N.1, N.2, ... in reading order (tools/book_ext/numbering.py renumbers the
     site's the same way), and every label is unique."""
     for path in chapters():
         nb = nbformat.read(path, as_version=4)
@@ -184,13 +184,13 @@ def test_a_bad_context_is_refused(book: Book) -> None:
 
 def test_the_site_hides_nbgrader_solution_markers() -> None:
     """A code solution's ``### BEGIN SOLUTION`` / ``### END SOLUTION`` lines are for the student-version
-    tools; the site shows the code without them (tools/book_ext.py)."""
+    tools; the site shows the code without them (tools/book_ext/page_content.py)."""
     from docutils import nodes
     from docutils.frontend import get_default_settings
     from docutils.parsers.rst import Parser
     from docutils.utils import new_document
 
-    from tools.book_ext import hide_solution_markers
+    from tools.book_ext.page_content import hide_solution_markers
 
     code = "def f(x):\n    ### BEGIN SOLUTION\n    return x\n    ### END SOLUTION\n"
     doc = new_document("<test>", get_default_settings(Parser))

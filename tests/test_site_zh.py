@@ -127,7 +127,7 @@ def test_chinese_search_finds_words(built) -> None:
 
 
 def test_a_chinese_page_is_pickled_without_the_environment(built) -> None:
-    """A translated node belongs to its page (tools/i18n_ext.py, translated_nodes_at_home): the Chinese
+    """A translated node belongs to its page (tools/i18n_ext/build_speed.py, translated_nodes_at_home): the Chinese
     doctrees hold no build environment (each was 5 MB of it, and the builds spent a third of their
     time pickling it), and a short page's doctree is as small as the English one."""
     from conftest import BUILD
@@ -251,7 +251,7 @@ def test_a_chinese_page_has_no_english_interface_word(docname: str, built) -> No
 
 
 def _runtime_catalog(domain: str) -> dict[str, str]:
-    from tools.i18n_ext import runtime_words
+    from tools.i18n_ext.outputs import runtime_words
 
     runtime_words.cache_clear()
     return runtime_words(str(HTML.parents[1]), "zh_CN", domain)
@@ -282,7 +282,7 @@ def test_every_label_of_a_chinese_pages_figures_is_translated(docname: str, buil
     """Every plain label of every figure of the Chinese page (its SVG's text) is Chinese, or a word that
     figures.po keeps as it is (a name, a symbol): none is left untranslated."""
     from lib.book.explorers.words import pattern_of
-    from tools.i18n_ext import _SVG_TEXT
+    from tools.i18n_ext.outputs import _SVG_TEXT
 
     kept = {english for english, chinese in _runtime_catalog("figures").items() if english == chinese}
     page = _soup(ZH / f"{docname}.html")

@@ -46,8 +46,8 @@ LOCALE = REPO / "locale"
 CATALOGS = LOCALE / LANGUAGE / "LC_MESSAGES"
 GLOSSARY = LOCALE / "glossary.yml"
 GETTEXT = REPO / "_build" / "gettext"
-STATEMENTS_DOMAIN = "claim-statements"  # tools/i18n_ext.py reads this catalog
-# The words a run shows (tools/i18n_ext.py draws the Chinese explorers and figures with them): harvested
+STATEMENTS_DOMAIN = "claim-statements"  # tools/i18n_ext/outputs.py reads this catalog
+# The words a run shows (tools/i18n_ext/outputs.py draws the Chinese explorers and figures with them): harvested
 # from the notebooks the last build executed, since they exist only once a chapter has run.
 RUNTIME_DOMAINS = ("explorers", "figures")
 EXECUTED = REPO / "_build" / "jupyter_execute"
@@ -349,7 +349,7 @@ def runtime_messages(executed: Path = EXECUTED) -> dict[str, dict[str, str]] | N
     …); each message -> where it was seen. ``None`` if no build has left executed notebooks."""
     from lib.book.explorers.explorer import EXPLORER_MIME
     from lib.book.explorers.words import WORDS, pattern_of
-    from tools.i18n_ext import _SVG_TEXT
+    from tools.i18n_ext.outputs import _SVG_TEXT
 
     paths = sorted(executed.rglob("*.ipynb")) if executed.is_dir() else []
     # notebooks written as read (a build that executed nothing) show nothing: no catalog from them

@@ -218,7 +218,7 @@ def test_site_build_collects_and_anchors_displayed_claims():
         {
             "kind": "Claim",
             "statement": "a ratio is small",
-            "shown": "a ratio is small",  # the statement in the page's language (tools/i18n_ext.py)
+            "shown": "a ratio is small",  # the statement in the page's language (tools/i18n_ext/outputs.py)
             "values": "ratio=0.5",
             "held": True,
             "anchor": "claim-1",

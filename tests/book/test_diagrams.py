@@ -211,7 +211,7 @@ def test_labels_write_subscripts_as_math_and_roots_as_a_glyph():
 
 def test_a_line_with_math_holds_no_words():
     """A label line with ``$…$`` is drawn by mathtext one glyph at a time, so the Chinese build cannot
-    translate it (tools/i18n_ext.py translates plain ``<text>`` labels): its words go on a line of their
+    translate it (tools/i18n_ext/outputs.py translates plain ``<text>`` labels): its words go on a line of their
     own, or the math is written in Unicode (``xᵢ``, ``mθ``)."""
     import re
 

@@ -337,11 +337,11 @@ def test_a_catalog_line_that_is_not_one_quoted_string_is_a_problem(tmp_path) -> 
 
 
 def test_the_chinese_search_index_is_sphinxs() -> None:
-    """tools/i18n_ext.py's SearchChinese keeps the Latin terms in a set (Sphinx's list made the
+    """tools/i18n_ext/build_speed.py's SearchChinese keeps the Latin terms in a set (Sphinx's list made the
     Chinese index quadratic in the book's length); it splits and stems every word as Sphinx's does."""
     from sphinx.search import zh as search_zh
 
-    from tools.i18n_ext import SearchChinese
+    from tools.i18n_ext.build_speed import SearchChinese
 
     text = "多头注意力 (multi-head attention) 把 d_model 分成 H 个头; the heads attend, GPU, RoPE 位置编码。"
     ours, sphinxs = SearchChinese({}), search_zh.SearchChinese({})

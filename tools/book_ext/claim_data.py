@@ -35,7 +35,7 @@ class claim_data(nodes.General, nodes.Element):
 
 class explorer_data(nodes.General, nodes.Element):
     """How an explorer was drawn (``call``: the bundle's JSON object, ``EXPLORER_MIME``) beside its HTML;
-    never rendered. The site in another language draws the explorer again from it (``i18n_ext.py``)."""
+    never rendered. The site in another language draws the explorer again from it (``i18n_ext/outputs.py``)."""
 
 
 class ClaimDataRenderer:

@@ -28,7 +28,7 @@ def phone_width(svg: str) -> float | None:
 def site_pages(app: Sphinx) -> list[Path]:
     """The HTML pages of this build: those of its output folder, but not the other language's site
     that ``tools.site`` copies into it (``_build/html/zh``), maybe while this build is finishing."""
-    from i18n_ext import LANGUAGES
+    from i18n_ext.languages import LANGUAGES
 
     outdir = Path(app.outdir)
     others = [outdir / folder for folder, _, _ in LANGUAGES.values() if folder]

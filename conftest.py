@@ -230,7 +230,7 @@ def _work_order(item) -> int:
 
 def sweep_seconds() -> dict[str, float]:
     """How long each notebook of the seed sweep ran, by file name: the median over its runs
-    (`book/claims_sweep.json`, written by `python -m tools.sweep`; read here, not with `tools.sweep.load`,
+    (`book/claims_sweep.json`, written by `python -m tools.sweep`; read here, not with `tools.sweep_ledger.load`,
     which imports torch into every pytest process)."""
     try:
         chapters = json.loads((REPO / "book" / "claims_sweep.json").read_text(encoding="utf-8"))["chapters"]

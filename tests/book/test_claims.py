@@ -409,13 +409,13 @@ def test_a_real_kernel_displays_the_bundle(tmp_path):
     assert executed["cells"][0]["outputs"][-1]["output_type"] == "error"
 
 
-# ---- the seed sweep's ledger (tools/sweep.py) records every value -------------------------------
+# ---- the seed sweep's ledger (tools/sweep_ledger.py) records every value ------------------------
 
 
 def test_the_ledger_records_every_value_over_the_seeds(tmp_path):
     """Executed notebooks (one per seed) with claim bundles -> the ledger: numbers as [min, max], a
     list's elements pooled, a dict's entries as name.key, other values as the set seen."""
-    from tools import sweep
+    from tools import sweep_ledger
 
     path = tmp_path / "05_x.ipynb"
     nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("SEED = 0")]), path)
@@ -428,8 +428,8 @@ def test_the_ledger_records_every_value_over_the_seeds(tmp_path):
     runs = []
     for seed, values in enumerate(per_seed):
         notebook = _executed(CheckedClaim.of("it — learns", True, values)._repr_mimebundle_())
-        runs.append(sweep.Run("05", seed, seconds=1.0, claims=read_claims(notebook)))
-    [entry] = sweep.summarise(path, runs)["claims"]
+        runs.append(sweep_ledger.Run("05", seed, seconds=1.0, claims=read_claims(notebook)))
+    [entry] = sweep_ledger.summarise(path, runs)["claims"]
     assert entry["statement"] == "it — learns" and entry["held"] == [0, 1, 2] and entry["failed"] == []
     assert entry["values"] == {
         "acc": [0.91, 0.97],
@@ -439,7 +439,7 @@ def test_the_ledger_records_every_value_over_the_seeds(tmp_path):
         "loss": [0.1, 0.2],
     }
     assert entry["seen"] == {"ok": [False, True], "opt": ["adam", None], "loss": ["nan"]}
-    text = sweep.dumps({"chapters": {"05": {"claims": [entry]}}})
+    text = sweep_ledger.dumps({"chapters": {"05": {"claims": [entry]}}})
     assert json.loads(text)["chapters"]["05"]["claims"] == [entry]
     assert '"acc": [0.91, 0.97]' in text
 
@@ -454,11 +454,11 @@ def test_the_ledger_records_every_value_over_the_seeds(tmp_path):
 def test_the_committed_ledger_in_its_old_format_is_read_as_it_is():
     """book/claims_sweep.json was written from the printed lines (numbers only, no `seen`): the
     appendix reads it unchanged (its freshness is tests/test_sweep.py's)."""
-    from tools import sweep
+    from tools import sweep_ledger
     from tools.book_ext.claims_ledger import SWEEP_FILE, over_seeds_text, read_sweep
 
-    ledger = read_sweep(sweep.ROOT / SWEEP_FILE)
-    assert set(ledger) == set(sweep.chapters())
+    ledger = read_sweep(sweep_ledger.ROOT / SWEEP_FILE)
+    assert set(ledger) == set(sweep_ledger.chapters())
     claims = [c for entry in ledger.values() for key, c in entry.items() if key != "seeds"]
     assert claims and all(len(span) == 2 for c in claims for span in c["values"].values())
     first = next(c for c in claims if c["values"])
@@ -479,16 +479,16 @@ def test_the_site_shows_the_box_and_the_appendix_reads_the_data_without_warnings
     import yaml
     from sphinx.application import Sphinx
 
-    from tools import sweep
+    from tools import sweep_ledger
 
-    config = yaml.safe_load((sweep.ROOT / "_config.yml").read_text(encoding="utf-8"))
+    config = yaml.safe_load((sweep_ledger.ROOT / "_config.yml").read_text(encoding="utf-8"))
     overrides = config["sphinx"]["config"]["nb_mime_priority_overrides"]
     assert ["*", CLAIM_MIME, None] in overrides
     src = tmp_path / "src"
     (src / "book").mkdir(parents=True)
     (src / "conf.py").write_text(
         "import sys\n"
-        f"sys.path.insert(0, {str(sweep.ROOT / 'tools')!r})\n"  # as _config.yml's local_extensions
+        f"sys.path.insert(0, {str(sweep_ledger.ROOT / 'tools')!r})\n"  # as _config.yml's local_extensions
         "extensions = ['myst_nb', 'book_ext']\n"
         "nb_execution_mode = 'off'\n"
         f"nb_mime_priority_overrides = {[tuple(o) for o in overrides]!r}\n",

@@ -9,16 +9,16 @@ import nbformat
 import pytest
 
 from lib.book.claims import CheckedClaim, read_claims
-from tools import sweep
+from tools import sweep, sweep_ledger
 from tools.conditions import conditions, find
 
 
 def test_values_flatten_to_names_and_scalars() -> None:
-    assert list(sweep.flatten("a", 0.5)) == [("a", 0.5)]
-    assert list(sweep.flatten("b", [1, [2, 3]])) == [("b", 1), ("b", 2), ("b", 3)]
-    assert list(sweep.flatten("c", {"x": 1, "y": {"z": True}})) == [("c.x", 1), ("c.y.z", True)]
-    assert list(sweep.flatten("d", [])) == []
-    assert [sweep.is_number(v) for v in (0.973, 12, True, "nan", None)] == [True, True, False, False, False]
+    assert list(sweep_ledger.flatten("a", 0.5)) == [("a", 0.5)]
+    assert list(sweep_ledger.flatten("b", [1, [2, 3]])) == [("b", 1), ("b", 2), ("b", 3)]
+    assert list(sweep_ledger.flatten("c", {"x": 1, "y": {"z": True}})) == [("c.x", 1), ("c.y.z", True)]
+    assert list(sweep_ledger.flatten("d", [])) == []
+    assert [sweep_ledger.is_number(v) for v in (0.973, 12, True, "nan", None)] == [True, True, False, False, False]
 
 
 def _notebook(*cells: nbformat.NotebookNode) -> dict:
@@ -51,14 +51,14 @@ def test_summary_counts_the_seeds_each_claim_held_on_and_the_range_of_its_values
 
     def run(seed, *shown):
         claims = [CheckedClaim.of("same twice", holds, {"acc": acc}) for holds, acc in shown]
-        return sweep.Run("05", seed, seconds=1.0, claims=claims)
+        return sweep_ledger.Run("05", seed, seconds=1.0, claims=claims)
 
     runs = [
         run(0, (True, 0.9), (True, 0.8)),
         run(1, (True, 0.95), (False, 0.5)),
         run(2, (True, 0.7)),  # stopped before the second: not reached
     ]
-    entry = sweep.summarise(path, runs)
+    entry = sweep_ledger.summarise(path, runs)
     assert entry["seeds"] == [0, 1, 2]
     first, second = entry["claims"]
     assert first["held"] == [0, 1, 2] and first["values"] == {"acc": [0.7, 0.95]}
@@ -118,21 +118,21 @@ def test_the_ledger_keeps_every_seeds_values_the_worst_seed_and_the_seeds_of_eac
     path = tmp_path / "05_x.ipynb"
     nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code)]), path)
     runs = [
-        sweep.Run("05", seed, 1.0, claims=[CheckedClaim.of("accurate", True, {"lowest": low}),
+        sweep_ledger.Run("05", seed, 1.0, claims=[CheckedClaim.of("accurate", True, {"lowest": low}),
                                            CheckedClaim.of("fixed", True, {"n": 3}, "Check")],
                   seeds={"torch": {5 * seed + i for i in range(5)}, "random": {10**6 + seed}})
         for seed, low in ((0, 0.95), (1, 0.92), (2, 0.97))
     ]  # fmt: skip
-    entry = sweep.summarise(path, runs)
+    entry = sweep_ledger.summarise(path, runs)
     accurate, fixed = entry["claims"]
     assert accurate["by_seed"] == {"0": {"lowest": 0.95}, "1": {"lowest": 0.92}, "2": {"lowest": 0.97}}
     assert accurate["worst"]["seed"] == 1 and accurate["worst"]["comparison"] == "lowest > 0.9"
     assert abs(accurate["worst"]["margin"] - 0.02) < 1e-12
     assert fixed["by_seed"]["2"] == {"n": 3} and "worst" not in fixed  # == is no order: no margin
     assert entry["training_seeds"]["1"] == {"random": [[1000001, 1000001]], "torch": [[5, 9]]}
-    assert sweep.overlapping_runs(entry) == []
+    assert sweep_ledger.overlapping_runs(entry) == []
     runs[2].seeds["torch"].add(7)  # run 2 seeds a model of run 1's block
-    assert sweep.overlapping_runs(sweep.summarise(path, runs)) == ["runs 1 and 2 both seed torch with 7"]
+    assert sweep_ledger.overlapping_runs(sweep_ledger.summarise(path, runs)) == ["runs 1 and 2 both seed torch with 7"]
 
 
 def test_the_code_hash_ignores_markdown_and_the_colab_setup_cell(tmp_path) -> None:
@@ -141,13 +141,13 @@ def test_the_code_hash_ignores_markdown_and_the_colab_setup_cell(tmp_path) -> No
     cells = [nbformat.v4.new_markdown_cell("# A"), setup, nbformat.v4.new_code_cell("x = 1")]
     path = tmp_path / "01_a.ipynb"
     nbformat.write(nbformat.v4.new_notebook(cells=cells), path)
-    before = sweep.code_sha256(path)
+    before = sweep_ledger.code_sha256(path)
     cells[0].source, setup.source = "# B", "%pip install lib @ git+https://example.org/x@v2"
     nbformat.write(nbformat.v4.new_notebook(cells=cells), path)
-    assert sweep.code_sha256(path) == before
+    assert sweep_ledger.code_sha256(path) == before
     cells[2].source = "x = 2"
     nbformat.write(nbformat.v4.new_notebook(cells=cells), path)
-    assert sweep.code_sha256(path) != before
+    assert sweep_ledger.code_sha256(path) != before
 
 
 def test_shifted_seeds_go_to_another_file_never_to_the_ledger(capsys) -> None:
@@ -170,33 +170,33 @@ def test_the_appendix_beyond_one_machine_is_swept_under_its_name(tmp_path, monke
     book.mkdir()
     for name in ("03_x.ipynb", "distributed.ipynb", "performance.ipynb", "notes.ipynb", "10_no.txt"):
         (book / name).write_text("{}", encoding="utf-8")
-    monkeypatch.setattr(sweep, "BOOK", book)
-    assert sweep.chapters() == {
+    monkeypatch.setattr(sweep_ledger, "BOOK", book)
+    assert sweep_ledger.chapters() == {
         "03": book / "03_x.ipynb",
         "distributed": book / "distributed.ipynb",
         "performance": book / "performance.ipynb",
     }
-    assert [sweep.label(key) for key in ("03", "distributed")] == ["chapter 03", "appendix distributed"]
-    assert sweep.problems({"chapters": {}}, ["distributed"]) == [
+    assert [sweep_ledger.label(key) for key in ("03", "distributed")] == ["chapter 03", "appendix distributed"]
+    assert sweep_ledger.problems({"chapters": {}}, ["distributed"]) == [
         "appendix distributed (distributed.ipynb) has no sweep entry: run python -m tools.sweep distributed"
     ]
     with pytest.raises(SystemExit):
         sweep.main(["notes"])
     assert "no chapter notes; the swept notebooks are 03, distributed, performance" in capsys.readouterr().err
     monkeypatch.undo()
-    assert sweep.chapters()["distributed"] == sweep.BOOK / "distributed.ipynb"
+    assert sweep_ledger.chapters()["distributed"] == sweep_ledger.BOOK / "distributed.ipynb"
 
 
 def test_every_chapter_is_swept_fresh_and_every_claim_held_on_every_seed() -> None:
     """book/claims_sweep.json is fresh: every chapter swept over >= 10 seeds since its code last changed,
     and every claim and check held on every seed. If this fails, run `python -m tools.sweep NN`."""
-    found = sweep.problems(sweep.load())
+    found = sweep_ledger.problems(sweep_ledger.load())
     assert not found, "the seed sweep is stale or failing:\n" + "\n".join(found)
 
 
-@pytest.mark.parametrize("number", sorted(sweep.chapters()))
+@pytest.mark.parametrize("number", sorted(sweep_ledger.chapters()))
 def test_every_chapter_has_a_parameters_cell_that_sets_only_its_seed(number: str) -> None:
-    nb = json.loads(sweep.chapters()[number].read_text(encoding="utf-8"))
+    nb = json.loads(sweep_ledger.chapters()[number].read_text(encoding="utf-8"))
     tagged = [c for c in nb["cells"] if "parameters" in c.get("metadata", {}).get("tags", [])]
     assert len(tagged) == 1, f"chapter {number}: {len(tagged)} cells tagged parameters"
     code = [line for line in "".join(tagged[0]["source"]).splitlines() if line.split("#")[0].strip()]
@@ -204,8 +204,8 @@ def test_every_chapter_has_a_parameters_cell_that_sets_only_its_seed(number: str
 
 
 def _ledger_claims():
-    for number, entry in sweep.load()["chapters"].items():
-        calls = conditions(sweep.code_cells(sweep.chapters()[number]))
+    for number, entry in sweep_ledger.load()["chapters"].items():
+        calls = conditions(sweep_ledger.code_cells(sweep_ledger.chapters()[number]))
         seen: dict[str, int] = {}
         for claim in entry["claims"]:
             occurrence = seen.get(claim["statement"], 0)
@@ -252,7 +252,7 @@ CONTROL_FACTOR = 2
 
 
 def _numbers(value: object) -> list[float]:
-    return [float(v) for _, v in sweep.flatten("", value) if sweep.is_number(v)]
+    return [float(v) for _, v in sweep_ledger.flatten("", value) if sweep_ledger.is_number(v)]
 
 
 def _is_control(name: str, condition: ast.expr, seeds: list[object]) -> bool:
@@ -270,7 +270,7 @@ def _is_control(name: str, condition: ast.expr, seeds: list[object]) -> bool:
                 continue
             if isinstance(left, ast.Name) and left.id == name and isinstance(right, ast.Constant):
                 thresholds.append(right.value)
-    if not thresholds or len(thresholds) != reads or not all(sweep.is_number(c) and c > 0 for c in thresholds):
+    if not thresholds or len(thresholds) != reads or not all(sweep_ledger.is_number(c) and c > 0 for c in thresholds):
         return False
     return all(v >= CONTROL_FACTOR * max(thresholds) for seed in seeds for v in _numbers(seed))
 

@@ -22,7 +22,7 @@ from bs4 import BeautifulSoup
 
 from conftest import HTML, SiteBuild
 from tools.common import toc_docnames
-from tools.i18n import glossary, prose
+from tools.i18n_checks import glossary, prose
 from tools.site import ZH_BUILD_MARKER
 
 pytestmark = pytest.mark.site

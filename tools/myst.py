@@ -232,10 +232,10 @@ class Book:
         return WORDS[self.language]
 
     def translate(self, markdown: str, docname: str) -> str:
-        """A markdown cell of page `docname` in the book's language (tools/i18n.py's catalogs)."""
+        """A markdown cell of page `docname` in the book's language (tools/i18n_catalogs.py)."""
         if self.language == "en":
             return markdown
-        from tools.i18n import translate_markdown, translations
+        from tools.i18n_catalogs import translate_markdown, translations
 
         return translate_markdown(markdown, translations(docname, self.language, self.repo))
 

@@ -9,7 +9,8 @@
   and each page gives the English once beside it;
 - the catalogs hold exactly the messages the English sources have now (no stale catalog).
 
-The checks are `tools.i18n`'s, which a translator runs while working; here they run on every catalog.
+The checks are `tools.i18n_checks`'s (`python -m tools.i18n check`), which a translator runs while working; here they
+run on every catalog.
 """
 
 from __future__ import annotations
@@ -20,20 +21,9 @@ import pytest
 from babel.messages.catalog import Message
 
 from tools.common import REPO, toc_docnames
-from tools.i18n import (
-    CATALOGS,
-    STATEMENTS_DOMAIN,
-    catalogs,
-    claim_statements,
-    forbidden,
-    glossary,
-    markup,
-    message_problems,
-    messages,
-    page_problems,
-    read_catalog,
-    unswept_statements,
-)
+from tools.i18n import claim_statements, unswept_statements
+from tools.i18n_catalogs import CATALOGS, STATEMENTS_DOMAIN, catalogs, messages, read_catalog
+from tools.i18n_checks import forbidden, glossary, markup, message_problems, page_problems
 
 PAGES = toc_docnames()
 TERMS = glossary()
@@ -327,7 +317,7 @@ def test_the_checker_accepts_a_faithful_translation() -> None:
 
 def test_a_catalog_line_that_is_not_one_quoted_string_is_a_problem(tmp_path) -> None:
     """babel reads ``msgstr ""text""`` without complaint (keeping the quotes); the check does not."""
-    from tools.i18n import syntax_problems
+    from tools.i18n_checks import syntax_problems
 
     po = tmp_path / "page.po"
     po.write_text('msgid ""\nmsgstr ""\n\nmsgid "Hello"\nmsgstr ""你好""\n\nmsgid "a"\nmsgstr "甲"\n', encoding="utf-8")

@@ -300,6 +300,22 @@ def test_an_explorer_carries_how_it_was_drawn_and_is_drawn_again_the_same() -> N
     assert redraw(call, {}).html == shown.html
 
 
+def test_an_explorer_drawn_again_keeps_the_order_of_its_options() -> None:
+    """A notebook stores an output's JSON with its keys sorted: the Chinese site's positions explorer
+    opened on "learned" and its decoding explorer listed beam search before greedy, unlike the code.
+    A mapping's order survives the round trip."""
+    import json
+
+    from lib.book.explorers import EXPLORER_MIME, redraw
+
+    curves = {"sinusoidal": [1.0, 0.5], "learned": [1.0, 0.2], "relative": [1.0, 0.9]}
+    shown = lib.similarity_explorer([0, 1], curves, ylabel="cosine")
+    call = json.loads(json.dumps(shown._repr_mimebundle_()[EXPLORER_MIME], sort_keys=True))
+    again = redraw(call, {}).html
+    assert again == shown.html
+    assert again.index(">sinusoidal<") < again.index(">learned<") < again.index(">relative<")
+
+
 def test_an_explorer_drawn_in_another_language_speaks_it_in_its_figure_and_its_script() -> None:
     from lib.book.explorers import redraw, speaking
     from lib.book.explorers.words import WORDS

@@ -133,8 +133,10 @@ def _script_of(id: str, data: object, code: str, words: str) -> Html:
 
 def call_of(explorer: str, terms: list[str], **args: object) -> dict:
     """How an explorer was drawn: its function's name, its arguments as JSON (a tensor as
-    ``{"__tensor__": values, "dtype": ...}``) and the chapter's own words it shows (``terms``, which
-    a translation catalog needs)."""
+    ``{"__tensor__": values, "dtype": ...}``, a mapping as ``{"__items__": [[key, value], ...]}``, in its
+    order: a notebook stores JSON objects with their keys sorted, and a menu's options follow the
+    order of the mapping the chapter gave) and the chapter's own words it shows (``terms``, which a
+    translation catalog needs)."""
     return {"explorer": explorer, "args": {k: _as_json(v) for k, v in args.items()}, "terms": sorted(set(terms))}
 
 
@@ -145,7 +147,7 @@ def _as_json(value: object) -> object:
             values = _shorter(values)
         return {"__tensor__": values, "dtype": str(value.dtype).removeprefix("torch.")}
     if isinstance(value, Mapping):
-        return {str(k): _as_json(v) for k, v in value.items()}
+        return {"__items__": [[str(k), _as_json(v)] for k, v in value.items()]}
     if isinstance(value, (list, tuple)):
         return [_as_json(v) for v in value]
     if hasattr(value, "tolist"):  # a NumPy array or number
@@ -158,9 +160,11 @@ def _shorter(values: object) -> object:
 
 
 def from_json(value: object) -> object:
-    """The arguments of :func:`call_of` back: tensors as tensors."""
+    """The arguments of :func:`call_of` back: tensors as tensors, mappings in their order."""
     if isinstance(value, dict) and "__tensor__" in value:
         return torch.tensor(value["__tensor__"], dtype=getattr(torch, value["dtype"]))
+    if isinstance(value, dict) and "__items__" in value:
+        return {k: from_json(v) for k, v in value["__items__"]}
     if isinstance(value, dict):
         return {k: from_json(v) for k, v in value.items()}
     if isinstance(value, list):

@@ -55,3 +55,21 @@ def cloze_accuracy(probabilities: Tensor, answers: Tensor) -> float:
             f"probabilities [B, C] and answers [B] do not match: {tuple(probabilities.shape)}, {tuple(answers.shape)}"
         )
     return (probabilities.argmax(dim=-1) == answers.to(probabilities.device)).float().mean().item()
+
+
+@torch.no_grad()
+def sentence_log_probs(model: nn.Module, tokens: Tensor, pad_id: int) -> Tensor:
+    """``[B]``: the log-probability a decoder-only ``model`` gives each whole row of ``tokens [B, T]``,
+    :math:`\\sum_{t \\ge 2} \\log p_\\theta(w_t \\mid w_{<t})` over the positions that are not ``pad_id``
+    (the first token, ``<bos>``, is given); on the CPU. Scoring every way to fill a gap and keeping the
+    most probable lets the words on both sides of the gap count, with a causal model."""
+    check_tensor("tokens", tokens)
+    if tokens.dim() != 2 or tokens.size(1) < 2 or tokens.dtype != torch.long:
+        raise ValueError(f"tokens must be [B, T] long token ids with T >= 2, got {tuple(tokens.shape)}, {tokens.dtype}")
+    check_int("pad_id", pad_id, minimum=0)
+    device = next(model.parameters()).device
+    with eval_mode(model):
+        logits = model(tokens[:, :-1].to(device)).float().cpu()  # [B, T-1, V]
+    target = tokens[:, 1:].cpu()
+    picked = logits.log_softmax(-1).gather(-1, target.unsqueeze(-1)).squeeze(-1)  # [B, T-1]
+    return picked.masked_fill(target == pad_id, 0.0).sum(-1)

@@ -23,6 +23,15 @@ sentinels, each followed by the span it replaced::
 
 The two together give back the sequence (:func:`restore_spans`). An encoder-decoder learns to write
 the target from the input (:func:`span_corruption_batch` gives its teacher-forced :class:`Batch`).
+
+**Span infilling for a decoder** (CS224N's Assignment 5). One span is cut out and moved to the end,
+behind the one sentinel ``⁇`` written twice, so that a decoder-only model trained with the plain
+next-token loss on the whole row learns to write the span from the words on *both* of its sides::
+
+    x       = Kato was born in Lima .
+    row     = Kato was born in ⁇ . ⁇ Lima
+
+(:func:`corrupt_span` for one span, :func:`span_infilling_batch` for a batch of random spans).
 """
 
 from __future__ import annotations
@@ -33,7 +42,7 @@ import torch
 from torch import Tensor
 
 from ..model.checks import check_int, check_number, check_tensor
-from .batching import PAD_ID, Batch, LMBatch, collate
+from .batching import PAD_ID, Batch, LMBatch, collate, pad_sequences
 
 
 def _check_ids(name: str, ids: object) -> list[int]:
@@ -204,3 +213,57 @@ def span_corruption_batch(
     rows = [[t for t in row if t not in drop] for row in tokens.tolist()]
     pairs = [corrupt_spans(row, sentinel_ids, rate=rate, mean_span=mean_span, generator=generator) for row in rows]
     return collate(pairs, pad_id=pad_id).to(tokens.device)
+
+
+def corrupt_span(tokens: Sequence[int], start: int, length: int, sentinel: int) -> list[int]:
+    """Assignment 5's span corruption of one list of ids: ``prefix ⁇ suffix ⁇ span`` (module docstring),
+    where ``span = tokens[start : start + length]`` (``1 <= length``, inside ``tokens``) and ``⁇`` is
+    ``sentinel``; ``len(tokens) + 2`` ids. The input is left as it was."""
+    tokens = _check_ids("tokens", tokens)
+    check_int("length", length, minimum=1, maximum=max(len(tokens), 1))
+    check_int("start", start, minimum=0, maximum=len(tokens) - length)
+    check_int("sentinel", sentinel, minimum=0)
+    return [*tokens[:start], sentinel, *tokens[start + length :], sentinel, *tokens[start : start + length]]
+
+
+def span_infilling_batch(
+    tokens: Tensor,
+    sentinel: int,
+    *,
+    bos_id: int,
+    eos_id: int,
+    special_ids: Sequence[int] = (),
+    pad_id: int = PAD_ID,
+    max_span: int = 3,
+    generator: torch.Generator,
+) -> LMBatch:
+    """Assignment 5's pretraining batch for a decoder-only model, from rows ``tokens [B, T]``.
+
+    Each row's text (its ``pad_id``, ``bos_id``, ``eos_id``, ``sentinel`` and ``special_ids`` dropped) loses one span,
+    of a length uniform in ``1 … min(max_span, n − 1)`` at a uniform start (two draws a row from
+    ``generator``), and becomes ``<bos>`` :func:`corrupt_span` ``<eos>``; the :class:`LMBatch` is the
+    next-token pair of that row: ``input [B, L]`` = row without its last id, ``target [B, L]`` = row
+    without its first (``L`` = the longest text + 3), ``pad_id`` after the end, on ``tokens``' device.
+    Every row needs at least 2 text ids.
+    """
+    check_tensor("tokens", tokens)
+    if tokens.dim() != 2 or tokens.dtype != torch.long:
+        raise ValueError(f"tokens must be a [B, T] long tensor, got shape {tuple(tokens.shape)} and {tokens.dtype}")
+    check_int("sentinel", sentinel, minimum=0)
+    check_int("max_span", max_span, minimum=1)
+    _check_generator(generator)
+    ends = {check_int("pad_id", pad_id, minimum=0), check_int("bos_id", bos_id, minimum=0)}
+    ends.add(check_int("eos_id", eos_id, minimum=0))
+    if sentinel in ends:
+        raise ValueError(f"sentinel {sentinel} is also pad_id, bos_id or eos_id")
+    drop = {*_check_ids("special_ids", special_ids), *ends, sentinel}
+    rows = []
+    for row in tokens.tolist():
+        text = [t for t in row if t not in drop]
+        if len(text) < 2:
+            raise ValueError(f"every row needs at least 2 text ids to cut a span and keep one, got {len(text)}")
+        length = 1 + int(torch.randint(min(max_span, len(text) - 1), (1,), generator=generator))
+        start = int(torch.randint(len(text) - length + 1, (1,), generator=generator))
+        rows.append([bos_id, *corrupt_span(text, start, length, sentinel), eos_id])
+    padded = pad_sequences(rows, pad_id)
+    return LMBatch(padded[:, :-1], padded[:, 1:], pad_id).to(tokens.device)

@@ -44,3 +44,15 @@ def test_the_schematic_refuses_bad_input(world):
         pretraining_schematic(world, [0], [12])
     with pytest.raises(ValueError, match="disjoint"):
         pretraining_schematic(world, [0, 1], [1, 2])
+
+
+def test_the_schematic_counts_only_the_people_of_the_corpus(world):
+    shown = texts(pretraining_schematic(world, [0, 1], [2, 3], corpus_people=4))
+    assert f"4 people × {len(TEMPLATES)} forms" in shown and f"= {4 * len(TEMPLATES)} sentences" in shown
+    assert "span infilling (A5)" in shown
+    with pytest.raises(ValueError, match="test_people"):
+        pretraining_schematic(world, [0], [5], corpus_people=4)
+    with pytest.raises(ValueError, match="corpus_people"):
+        pretraining_schematic(world, [0], [1], corpus_people=13)
+    with pytest.raises(TypeError, match="corpus_people"):
+        pretraining_schematic(world, [0], [1], corpus_people=4.0)

@@ -68,3 +68,21 @@ def test_cloze_accuracy_refuses_mismatched_shapes() -> None:
         cloze_accuracy(torch.ones(3, 2), torch.zeros(2, dtype=torch.long))
     with pytest.raises(TypeError, match="answers"):
         cloze_accuracy(torch.ones(3, 2), [0, 1, 1])
+
+
+def test_sentence_log_probs_sums_the_next_token_log_probabilities_before_padding() -> None:
+    from lib.training.cloze import sentence_log_probs
+
+    model = Fixed().train()
+    rows = torch.tensor([[1, 2, 3, 4], [5, 6, 0, 0]])
+    got = sentence_log_probs(model, rows, pad_id=0)
+    log_p = model.table.detach().log_softmax(-1)
+    expected = torch.stack([log_p[1, 2] + log_p[2, 3] + log_p[3, 4], log_p[5, 6]])
+    torch.testing.assert_close(got, expected)
+    assert model.training and model.modes[-1] == (False, False)  # eval mode, no graph, restored
+    with pytest.raises(ValueError, match="tokens"):
+        sentence_log_probs(model, torch.tensor([1, 2, 3]), pad_id=0)
+    with pytest.raises(ValueError, match="tokens"):
+        sentence_log_probs(model, torch.tensor([[1]]), pad_id=0)
+    with pytest.raises(TypeError):
+        sentence_log_probs(model, rows, pad_id="0")

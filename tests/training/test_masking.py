@@ -200,3 +200,80 @@ def test_span_corruption_batch_gives_a_teacher_forced_batch() -> None:
 def test_span_corruption_refuses_bad_input(call, error, match) -> None:
     with pytest.raises(error, match=match):
         call(torch.Generator().manual_seed(0))
+
+
+# ---- span infilling for a decoder (Assignment 5)
+
+
+def test_corrupt_span_moves_the_span_behind_the_sentinel_written_twice() -> None:
+    x = [7, 3, 9, 4, 12]
+    assert lib.corrupt_span(x, 1, 2, 50) == [7, 50, 4, 12, 50, 3, 9]
+    assert lib.corrupt_span(x, 0, 5, 50) == [50, 50, 7, 3, 9, 4, 12]
+    assert lib.corrupt_span(x, 4, 1, 50) == [7, 3, 9, 4, 50, 50, 12]
+    assert x == [7, 3, 9, 4, 12]  # the input is left as it was
+    assert lib.corrupt_span(torch.tensor(x), 2, 1, 50) == [7, 3, 50, 4, 12, 50, 9]
+
+
+@pytest.mark.parametrize(
+    "call, error, words",
+    [
+        (lambda: lib.corrupt_span([4, 5, 6], 2, 2, 50), ValueError, "start"),
+        (lambda: lib.corrupt_span([4, 5, 6], 0, 0, 50), ValueError, "length"),
+        (lambda: lib.corrupt_span([4, 5, 6], -1, 1, 50), ValueError, "start"),
+        (lambda: lib.corrupt_span("abc", 0, 1, 50), TypeError, "tokens"),
+        (lambda: lib.corrupt_span([4, 5], 0, 1, 5.0), TypeError, "sentinel"),
+    ],
+)
+def test_corrupt_span_refuses_bad_input(call, error, words) -> None:
+    with pytest.raises(error, match=words):
+        call()
+
+
+def rearranged(batch: lib.LMBatch, sentinel: int = VOCAB) -> list[tuple[list[int], list[int], list[int]]]:
+    """Each row of an infilling batch as (prefix, suffix, span), read from <bos> input + last target."""
+    parts = []
+    for row, tgt in zip(batch.input.tolist(), batch.target.tolist()):
+        full = [row[0], *tgt]
+        full = full[: full.index(2) + 1]  # <bos> … <eos>
+        assert full[0] == 1 and full[-1] == 2 and full.count(sentinel) == 2
+        first, second = [i for i, t in enumerate(full) if t == sentinel]
+        parts.append((full[1:first], full[first + 1 : second], full[second + 1 : -1]))
+    return parts
+
+
+def test_span_infilling_rows_are_next_token_pairs_of_rearranged_sentences() -> None:
+    x = tokens(3, B=32, T=12)
+    kwargs = dict(bos_id=1, eos_id=2, special_ids=SPECIALS, max_span=3)
+    batch = lib.span_infilling_batch(x, VOCAB, **kwargs, generator=torch.Generator().manual_seed(0))
+    assert batch.input.shape == batch.target.shape and batch.input.dtype == torch.long
+    torch.testing.assert_close(batch.input[:, 1:], batch.target[:, :-1])  # shifted by one
+    for (prefix, suffix, span), original in zip(rearranged(batch), x.tolist()):
+        assert 1 <= len(span) <= 3 and prefix + span + suffix == [t for t in original if t not in (0, 1, 2)]
+    again = lib.span_infilling_batch(x, VOCAB, **kwargs, generator=torch.Generator().manual_seed(0))
+    assert torch.equal(again.input, batch.input)  # the generator decides everything
+
+
+def test_span_infilling_draws_every_start_and_length() -> None:
+    x = torch.tensor([[1, 5, 6, 7, 8, 2]] * 400)
+    batch = lib.span_infilling_batch(
+        x, VOCAB, bos_id=1, eos_id=2, max_span=2, generator=torch.Generator().manual_seed(1)
+    )
+    drawn = {(len(prefix), tuple(span)) for prefix, _, span in rearranged(batch)}
+    assert drawn == {(0, (5,)), (1, (6,)), (2, (7,)), (3, (8,)), (0, (5, 6)), (1, (6, 7)), (2, (7, 8))}
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, words",
+    [
+        (dict(tokens=torch.ones(3, 4)), ValueError, "long"),
+        (dict(sentinel=2), ValueError, "sentinel"),
+        (dict(max_span=0), ValueError, "max_span"),
+        (dict(generator=None), TypeError, "generator"),
+        (dict(tokens=torch.tensor([[1, 5, 2, 0]])), ValueError, "at least 2"),
+    ],
+)
+def test_span_infilling_refuses_bad_input(kwargs, error, words) -> None:
+    args = dict(tokens=tokens(0, B=4, T=8), sentinel=40, bos_id=1, eos_id=2, generator=torch.Generator())
+    args.update(kwargs)
+    with pytest.raises(error, match=words):
+        lib.span_infilling_batch(args.pop("tokens"), args.pop("sentinel"), **args)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from matplotlib.figure import Figure
 
+from ...model.checks import check_int
 from ...training.world import QUESTIONS, TEMPLATES, World
 from .canvas import Canvas
 
@@ -25,13 +26,16 @@ def _people(name: str, people: object, n: int) -> list[int]:
     return people
 
 
-def pretraining_schematic(world: World, finetune_people, test_people) -> Figure:
+def pretraining_schematic(world: World, finetune_people, test_people, corpus_people: int | None = None) -> Figure:
     """Draw corpus → model → fine-tuning questions → answers for unseen people, from ``world`` and its
     split: ``finetune_people`` (asked in fine-tuning) and ``test_people`` (asked only in the
-    evaluation), two disjoint lists of person indices."""
+    evaluation), two disjoint lists of person indices, among the first ``corpus_people`` people (those
+    the corpus writes about; ``None``: every person of the world)."""
     if not isinstance(world, World):
         raise TypeError(f"world must be a World (lib.training.world.make_world), got {type(world).__name__}")
-    n = len(world.people)
+    n = len(world.people) if corpus_people is None else check_int("corpus_people", corpus_people, minimum=1)
+    if n > len(world.people):
+        raise ValueError(f"corpus_people={n} is more than the world's {len(world.people)} people")
     seen = _people("finetune_people", finetune_people, n)
     unseen = _people("test_people", test_people, n)
     if set(seen) & set(unseen):
@@ -52,7 +56,15 @@ def pretraining_schematic(world: World, finetune_people, test_people) -> Figure:
     c.text(2.5, 0.62, f"= {n * len(TEMPLATES)} sentences; every fact of every person", fontsize=8, italic=True)
 
     # ---- the model, pretrained on the corpus
-    model = c.box(5.75, 2.05, 2.1, 1.5, "Transformer\nnext token (GPT)\nor masked (BERT)", role="decoder", fontsize=8.5)
+    model = c.box(
+        5.75,
+        2.05,
+        2.1,
+        1.5,
+        "Transformer\nnext token (GPT),\nspan infilling (A5)\nor masked (BERT)",
+        role="decoder",
+        fontsize=8,
+    )
     c.arrow(corpus.right, model.left)
     c.text(5.27, 3.05, "1. pretrain", fontsize=8, bold=True)
 

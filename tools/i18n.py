@@ -94,7 +94,8 @@ def runtime_messages(executed: Path = EXECUTED) -> dict[str, dict[str, str]] | N
     """The words the executed notebooks show, by catalog: ``explorers`` (every template of
     ``lib.book.explorers.words`` and the chapter's own words each explorer shows, its ``terms``) and
     ``figures`` (every plain label of an SVG figure with two letters or more, each number as ``{0}``,
-    …); each message -> where it was seen. ``None`` if no build has left executed notebooks."""
+    …, and those of the figures the pages show from files, ``book/figures/*.svg``); each message ->
+    where it was seen. ``None`` if no build has left executed notebooks."""
     from lib.book.explorers.explorer import EXPLORER_MIME
     from lib.book.explorers.words import WORDS, pattern_of
     from tools.i18n_ext.outputs import _SVG_TEXT
@@ -119,6 +120,11 @@ def runtime_messages(executed: Path = EXECUTED) -> dict[str, dict[str, str]] | N
                     label = html.unescape(match[2]).strip()
                     if re.search(r"[A-Za-z]{2}", label):
                         found["figures"].setdefault(pattern_of(label), where)
+    for path in sorted((REPO / "book" / "figures").glob("*.svg")):  # drawn by tools.figures, shown by pages
+        for match in _SVG_TEXT.finditer(path.read_text(encoding="utf-8")):
+            label = html.unescape(match[2]).strip()
+            if re.search(r"[A-Za-z]{2}", label):
+                found["figures"].setdefault(pattern_of(label), path.relative_to(REPO).as_posix())
     return found
 
 

@@ -1,6 +1,6 @@
 """The nbgrader course that tools/assignments.py writes (book/grading.yml, book/instructors.md).
 
-- every assignment (ch01 … ch10, capstone) generates with nbgrader, with no warning;
+- every assignment (ch01 … ch11, capstone) generates with nbgrader, with no warning;
 - the gradebook's maximum scores are grading.yml's, and every assignment has a positive one;
 - no release holds a solution, a hidden test, a model answer or a rubric (nor the capstone's gpt.py
   a line of the reference);

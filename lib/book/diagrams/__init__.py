@@ -12,10 +12,12 @@ last expression. Functions that take a model or tensors label the figure with th
 - :mod:`.sparsity` (chapter 8): :func:`sparsity_patterns`
 - :mod:`.bert` (chapter 9): :func:`bert_encoder`
 - :mod:`.pretraining` (chapter 10): :func:`pretraining_schematic`
+- :mod:`.book_map` (the introduction): :func:`book_map`, the architecture with the chapters marked
 """
 
 from .attention import qkv_dataflow, scaling_and_softmax
 from .bert import bert_encoder
+from .book_map import book_map
 from .canvas import COLORS, Box, Canvas, color
 from .heads import multi_head_diagram
 from .masks import cross_attention_dataflow, mask_grids
@@ -31,6 +33,7 @@ __all__ = [
     "Canvas",
     "color",
     "bert_encoder",
+    "book_map",
     "cross_attention_dataflow",
     "mask_grids",
     "multi_head_diagram",

@@ -152,7 +152,7 @@ def assignment_notebook(
     nb: nbformat.NotebookNode, exercises: dict[str, Exercise], name: str, book: Book, docname: str
 ) -> nbformat.NotebookNode:
     """The nbgrader source notebook of a chapter (or the capstone), its markdown converted by
-    tools/myst.py (the Colab editions' converter) as page ``docname`` of ``book``: a new notebook.
+    tools/myst/ (the Colab editions' converter) as page ``docname`` of ``book``: a new notebook.
 
     Code cells tagged ``check:LABEL`` are check cells (the capstone's, whose solutions live in a
     module); otherwise the check cell of a coding exercise is the first code cell after its

@@ -4,7 +4,7 @@
     python -m tools.editions --check    # change nothing; exit 1 if an edition is missing or out of date
 
 The chapters are MyST, which Colab shows raw; an edition is the same notebook with every markdown
-cell converted by `tools/myst.py` (numbered exercises, solutions in closed ``<details>``, links and
+cell converted by `tools/myst/` (numbered exercises, solutions in closed ``<details>``, links and
 citations to the published site) and every code cell exactly as in the chapter, the setup cell
 included. The Colab button of each page (tools/book_ext/header_buttons.py) opens its edition at
 ``repository.branch``, the ref that the setup cell installs `lib` from: both come from

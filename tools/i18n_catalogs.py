@@ -1,6 +1,6 @@
 """The Chinese edition's catalogs as data: where they are (``locale/zh_CN/LC_MESSAGES/<page>.po``, one a
 page, and the catalogs of the claim statements and of the words a run shows), how to read one, and a
-page's translations applied to MyST markdown (the editions that are notebooks: ``tools/myst.py``).
+page's translations applied to MyST markdown (the editions that are notebooks: ``tools/myst/``).
 ``python -m tools.i18n`` extracts them (``tools/i18n.py``); ``tools/i18n_checks.py`` checks them."""
 
 from __future__ import annotations

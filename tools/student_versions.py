@@ -4,7 +4,7 @@ answer, solutions stripped, outputs cleared.
     python -m tools.student_versions                       # every chapter -> student/NN_slug.ipynb
     python -m tools.student_versions --out handout book/02_self_attention.ipynb
 
-Every markdown cell goes through `tools/myst.py` (the student edition), so Jupyter and Colab show
+Every markdown cell goes through `tools/myst/` (the student edition), so Jupyter and Colab show
 numbered exercises ("Exercise 3.2 · Title"), links and citations to the site, and no raw MyST.
 Then (CONTRIBUTING.md, "Writing an exercise"):
 

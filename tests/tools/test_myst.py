@@ -1,4 +1,4 @@
-"""tools/myst.py: the book's MyST to plain Jupyter markdown, on small cells (no notebook is run).
+"""tools/myst/: the book's MyST to plain Jupyter markdown, on small cells (no notebook is run).
 
 - exercises get the site's number and title, solutions a closed <details> (reader) or nothing (student);
 - {doc}, {ref}, {cite:p}, {cite:t} and relative links to pages become links to the published site,

@@ -1,7 +1,7 @@
 """The References page, author–year. The text cites "Vaswani et al. (2017)"; the References page labels
 its entries the same way ("[Vaswani et al., 2017]"), sorted by author and year, instead of
 pybtex's alpha labels ("[VSP+17]"): the bibliography style ``authoryear`` registered here
-(`_config.yml` sets ``bibtex_default_style: authoryear``). tools/myst.py labels the Colab editions'
+(`_config.yml` sets ``bibtex_default_style: authoryear``). tools/myst/book.py labels the Colab editions'
 citations with the same functions. pybtex looks each plugin up once per build, and the page's list
 is a list for screen readers.
 """
@@ -32,7 +32,7 @@ def sort_entries(entries: list) -> list:
 def author_year_labels(sorted_entries) -> Iterator[str]:
     """The References page's labels, "Vaswani et al., 2017", for entries in `sort_entries` order.
 
-    Two entries with the same authors and year get "2020a", "2020b" in that order. tools/myst.py
+    Two entries with the same authors and year get "2020a", "2020b" in that order. tools/myst/book.py
     labels the Colab editions' citations with this same function.
     """
     seen: dict[str, int] = {}

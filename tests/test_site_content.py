@@ -26,7 +26,7 @@ from bs4 import BeautifulSoup
 
 from conftest import EXECUTED, HTML, REPO, SiteBuild
 from lib.book.claims import CHECK, CLAIM, CheckedClaim, read_claims
-from tools.book_ext.runtimes import NO_CHAPTER, RUNTIMES_JSON, format_seconds
+from tools.book_ext.runtimes import NO_CHAPTER, RUNTIMES_JSON, format_minutes, format_seconds
 from tools.common import chapters
 
 pytestmark = pytest.mark.site
@@ -225,8 +225,10 @@ def test_instructors_page_tabulates_every_chapter(built) -> None:
     rows = _page("book/instructors").runtime_rows
     measured = _runtimes()["chapters"]
     for data in measured.values():
-        assert [data["title"], format_seconds(data["seconds"])] in rows, (
-            f"instructors page: no row for {data['title']!r} with its measured time"
+        # how long it takes to read (its prose at 200 words a minute) and to run, both measured by the build
+        assert 10 <= data["reading_minutes"] <= 60, data
+        assert [data["title"], format_minutes(data["reading_minutes"]), format_seconds(data["seconds"])] in rows, (
+            f"instructors page: no row for {data['title']!r} with its reading time and measured time"
         )
 
 

@@ -4,6 +4,7 @@ It is a thin one: its `setup()` loads the small extensions of this package, each
 its own `setup()`), and the two extensions beside it:
 
 - `runtimes`       measured run times: ``{chapter-runtime}``, ``{build-machine}``, ``{chapter-runtimes}``;
+- `reading_time`   how long each chapter takes to read, beside its run time in ``{chapter-runtimes}``;
 - `claim_data`     the claims (and explorers) of a page as data: myst-nb's renderer, anchors;
 - `claims_ledger`  the Claims appendix, ``{claims-ledger}``, with the seed sweep;
 - `numbering`      exercises and figures numbered per chapter ("Exercise 2.1");
@@ -32,6 +33,7 @@ EXTENSIONS = (
     "bibliography",
     "claim_data",
     "build_speed",
+    "reading_time",
     "runtimes",
     "claims_ledger",
     "folded_cells",

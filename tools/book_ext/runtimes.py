@@ -3,8 +3,8 @@
 - ``{chapter-runtime}`2``` : the time this build took to execute chapter 2 (`book/02_*.ipynb`),
   as measured by myst-nb while it ran the notebook ("1 min 24 s"); "—" if there is no chapter 2;
 - ``{build-machine}`x```  : the machine that build ran on ("2 CPU cores, no GPU");
-- a ``{chapter-runtimes}`` directive: a table of every chapter, linked, with its measured time and
-  the total.
+- a ``{chapter-runtimes}`` directive: a table of every chapter, linked, with its reading time
+  (`reading_time`) and its measured time, and the totals.
 
 Nothing is typed by hand. The numbers are filled in after every notebook has run (a post-transform),
 and the pages that show them are rewritten whenever a notebook is executed again. A build that does
@@ -25,6 +25,7 @@ from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util.docutils import SphinxDirective
 
 from .chapters import chapter_docs
+from .reading_time import reading_minutes
 from .words import WORDS, words
 
 NO_CHAPTER = "—"
@@ -95,6 +96,15 @@ def format_seconds(seconds: float | None, language: str = "en") -> str:
     return w["min"].format(m=minutes, s=s)
 
 
+def format_minutes(minutes: int | None, language: str = "en") -> str:
+    """A reading time: "25 min", or "1 h 40 min" from an hour on."""
+    w = WORDS[language]
+    if minutes is None:
+        return w["not measured"]
+    hours, m = divmod(minutes, 60)
+    return w["h min"].format(h=hours, m=m) if hours else w["minutes"].format(m=m)
+
+
 def machine_description(language: str = "en") -> str:
     cores = os.cpu_count() or 1
     gpu = WORDS[language]["no GPU"]
@@ -130,14 +140,15 @@ class FillRuntimes(SphinxPostTransform):
 
     def _table(self, env, builder, chapters: dict[int, str], classes: list[str]) -> nodes.table:
         table = nodes.table(classes=["chapter-runtimes", *classes])
-        group = nodes.tgroup(cols=2)
+        group = nodes.tgroup(cols=3)
         table += group
-        group += nodes.colspec(colwidth=80)
-        group += nodes.colspec(colwidth=20)
+        group += nodes.colspec(colwidth=64)
+        group += nodes.colspec(colwidth=18)
+        group += nodes.colspec(colwidth=18)
 
-        def row(first, second, bold=False):
+        def row(first, reading, second, bold=False):
             r = nodes.row()
-            for content in (first, second):
+            for content in (first, reading, second):
                 para = nodes.paragraph()
                 para += nodes.strong("", "", content) if bold else content
                 r += nodes.entry("", para)
@@ -146,9 +157,9 @@ class FillRuntimes(SphinxPostTransform):
         head = nodes.thead()
         w = words(self.app.config)
         language = self.app.config.language if self.app.config.language in WORDS else "en"
-        head += row(nodes.Text(w["Chapter"]), nodes.Text(w["Run time"]))
+        head += row(nodes.Text(w["Chapter"]), nodes.Text(w["Reading time"]), nodes.Text(w["Run time"]))
         body = nodes.tbody()
-        total, complete = 0.0, True
+        total, complete, reading_total = 0.0, True, 0
         for docname in chapters.values():
             title = env.titles[docname].astext() if docname in env.titles else docname
             try:
@@ -159,9 +170,14 @@ class FillRuntimes(SphinxPostTransform):
             seconds = measured_seconds(env, docname)
             complete &= seconds is not None
             total += seconds or 0.0
-            body += row(link, nodes.Text(format_seconds(seconds, language)))
+            minutes = reading_minutes(env, docname, language)
+            reading_total += minutes or 0
+            body += row(
+                link, nodes.Text(format_minutes(minutes, language)), nodes.Text(format_seconds(seconds, language))
+            )
         body += row(
             nodes.Text(w["all chapters"].format(n=len(chapters))),
+            nodes.Text(format_minutes(reading_total or None, language)),
             nodes.Text(format_seconds(total if complete and chapters else None, language)),
             bold=True,
         )
@@ -194,6 +210,7 @@ def write_json(app: Sphinx, exception) -> None:
             docname: {
                 "number": number,
                 "seconds": measured_seconds(env, docname),
+                "reading_minutes": reading_minutes(env, docname, app.config.language or "en"),
                 "title": env.titles[docname].astext() if docname in env.titles else docname,
             }
             for number, docname in chapter_docs(env).items()

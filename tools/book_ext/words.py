@@ -8,6 +8,7 @@ WORDS = {
     "en": {
         "not measured": NOT_MEASURED, "s": "{s} s", "min": "{m} min {s:02d} s", "no GPU": "no GPU",
         "cores": "{n} CPU core{plural}, {gpu}", "Chapter": "Chapter", "Run time": "Run time",
+        "Reading time": "Reading time", "minutes": "{m} min", "h min": "{h} h {m} min",
         "all chapters": "All {n} chapters", "Claim": "Claim", "Check": "Check",
         "Measured in this build": "Measured in this build", "Held": "Held",
         "Held on seeds": "Held on seeds (range of values; the seed closest to failing)", "not swept": "not swept",
@@ -24,6 +25,7 @@ WORDS = {
     "zh_CN": {
         "not measured": "未测量", "s": "{s} 秒", "min": "{m} 分 {s:02d} 秒", "no GPU": "无 GPU",
         "cores": "{n} 个 CPU 核心，{gpu}", "Chapter": "章", "Run time": "运行时间",
+        "Reading time": "阅读时间", "minutes": "{m} 分钟", "h min": "{h} 小时 {m} 分钟",
         "all chapters": "全部 {n} 章", "Claim": "论断", "Check": "核验",
         "Measured in this build": "本次构建的测量值", "Held": "成立",
         "Held on seeds": "成立的种子数（取值范围；最接近不成立的种子）", "not swept": "未扫描", "no sweep entry": "无扫描记录",

@@ -1,0 +1,28 @@
+"""tools/book_ext/reading_time.py: a chapter's reading time counts its prose, not its code or math."""
+
+from __future__ import annotations
+
+from docutils import nodes
+from docutils.core import publish_doctree
+
+from tools.book_ext.reading_time import PACE, prose_units, units
+
+
+def test_words_and_chinese_characters_count_one_each() -> None:
+    assert units("Attention is all you need, isn't it? 2017") == 8
+    assert units("注意力就是一切 Transformer") == 8
+
+
+def test_code_outputs_and_math_are_not_read_as_prose() -> None:
+    doctree = publish_doctree(
+        "A title\n=======\n\nTwo short sentences. Read them.\n\n::\n\n    x = softmax(q @ k.T)  # code\n\n"
+        ".. math::\n\n   o = \\sum_j a_j v_j\n"
+    )
+    output = nodes.container(classes=["cell_output"])
+    output += nodes.paragraph(text="printed words the reader skims")
+    doctree += output
+    assert prose_units(doctree) == 2 + 5  # the title and the paragraph
+
+
+def test_the_pace_is_stated_per_language() -> None:
+    assert PACE == {"en": 200, "zh_CN": 300}

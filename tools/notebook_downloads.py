@@ -14,19 +14,29 @@ Each site (English, Chinese) offers one zip, ``_downloads/transformers-executed-
 A page writes ``{notebook-downloads}`` where the link goes (the "Run it locally" appendix); the link
 is the zip of the site it is on, with its size. The zip is written when the build starts, from the
 repository as it is.
+
+For instructors, a second zip, ``_downloads/transformers-executed-student.zip``, holds the student
+versions instead (``tools/student_versions.py``: every chapter with its solutions taken out, a cell to
+work in under each exercise, in the site's language), with the same ``lib`` and requirements:
+``{notebook-downloads}`` with the option ``:student:`` links to it.
 """
 
 from __future__ import annotations
 
 import re
+import sys
+import tempfile
 import zipfile
 from pathlib import Path
 
 from docutils import nodes
+from docutils.parsers.rst import directives
 from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective
 
 ZIP_NAME = "transformers-executed-chapters.zip"  # the chapters of "Transformers, Executed", outputs cleared
+STUDENT_ZIP = "transformers-executed-student.zip"  # the chapters without their solutions (student versions)
+CHAPTERS = "book/[0-9][0-9]_*.ipynb"  # tools.common.CHAPTER_GLOB (Sphinx loads this file from tools/)
 FOLDERS = {"en": "colab", "zh_CN": "colab/zh"}  # tools/editions.py's editions
 # The sections of requirements.txt that running the chapters needs (not the site's, the tests' ...).
 READER_SECTIONS = ("lib's runtime", "chapter 9", "book: what chapters use")
@@ -78,12 +88,22 @@ def reader_requirements(requirements: str) -> str:
     return "\n".join(lines + ["jupyterlab", "-e ."]) + "\n"
 
 
-def write_zip(repo: Path, out: Path, language: str = "en") -> Path:
-    """The zip of one language's notebooks, `lib` and what they need, written to `out`."""
+def write_zip(repo: Path, out: Path, language: str = "en", student: bool = False) -> Path:
+    """The zip of one language's notebooks, `lib` and what they need, written to `out`; with `student`,
+    the chapters' student versions (no solutions) instead of the notebooks."""
     out.parent.mkdir(parents=True, exist_ok=True)
-    with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as z:
+    with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as z, tempfile.TemporaryDirectory() as tmp:
         root = "transformers-executed"
-        for notebook in sorted((repo / FOLDERS[language]).glob("*.ipynb")):
+        if student:
+            if str(repo) not in sys.path:  # Sphinx loads this file from tools/; the student tools are tools.*
+                sys.path.insert(0, str(repo))
+            from tools.student_versions import write_student_versions
+
+            chapters = sorted(repo.glob(CHAPTERS))
+            notebooks = write_student_versions(chapters, Path(tmp), repo=repo, language=language)
+        else:
+            notebooks = sorted((repo / FOLDERS[language]).glob("*.ipynb"))
+        for notebook in notebooks:
             z.write(notebook, f"{root}/notebooks/{notebook.name}")
         for path in sorted((repo / "lib").rglob("*")):
             if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
@@ -103,23 +123,28 @@ def build_zip(app: Sphinx) -> None:
     """Write the site's zip (an html build of the book's repository; a bare copy of pages has no `lib`)."""
     if app.builder.format == "html" and Path(app.srcdir, "pyproject.toml").is_file():
         write_zip(Path(app.srcdir), Path(app.outdir) / "_downloads" / ZIP_NAME, _language(app))
+        write_zip(Path(app.srcdir), Path(app.outdir) / "_downloads" / STUDENT_ZIP, _language(app), student=True)
 
 
 class NotebookDownloads(SphinxDirective):
-    """``{notebook-downloads}``: a link to this site's zip of the notebooks, with its size."""
+    """``{notebook-downloads}``: a link to this site's zip of the notebooks, with how many it holds;
+    with ``:student:``, to the zip of the chapters' student versions."""
 
     has_content = False
+    option_spec = {"student": directives.flag}
 
     def run(self) -> list[nodes.Node]:
         depth = self.env.docname.count("/")
-        uri = "../" * depth + f"_downloads/{ZIP_NAME}"
-        notebooks = len(list(Path(self.env.srcdir, FOLDERS[_language(self.env.app)]).glob("*.ipynb")))
+        student = "student" in self.options
+        name = STUDENT_ZIP if student else ZIP_NAME
+        uri = "../" * depth + f"_downloads/{name}"
+        srcdir = Path(self.env.srcdir)
+        folder = srcdir / FOLDERS[_language(self.env.app)]
+        notebooks = len(list(srcdir.glob(CHAPTERS) if student else folder.glob("*.ipynb")))
         label = (
-            f"{ZIP_NAME} ({notebooks} notebooks)"
-            if _language(self.env.app) == "en"
-            else f"{ZIP_NAME}（{notebooks} 个笔记本）"
+            f"{name} ({notebooks} notebooks)" if _language(self.env.app) == "en" else f"{name}（{notebooks} 个笔记本）"
         )
-        link = nodes.reference("", "", nodes.literal(ZIP_NAME, label), refuri=uri, classes=["notebook-downloads"])
+        link = nodes.reference("", "", nodes.literal(name, label), refuri=uri, classes=["notebook-downloads"])
         para = nodes.paragraph("", "", link)
         para["translatable"] = False  # the label is written in the site's language above
         return [para]

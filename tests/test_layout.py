@@ -250,3 +250,86 @@ def test_the_rooms_of_training_import_what_their_job_needs(room: str) -> None:
     names = {name for _, name in imports(LIB / "training" / f"{room}.py")}
     forbidden = {f"lib.training.{other}" for other in TRAINING_MAY_NOT_IMPORT[room]}
     assert not names & forbidden
+
+
+# ---- tools/: rooms of one job, as lib ------------------------------------------------------------
+
+TOOLS = REPO / "tools"
+
+
+@pytest.mark.parametrize("path", sorted(TOOLS.rglob("*.py")), ids=lambda p: p.relative_to(TOOLS).as_posix())
+def test_no_tools_module_is_over_400_lines(path: Path) -> None:
+    """The book's tools follow lib's rule: a module that outgrows it does more than one job (split it
+    into rooms, as tools/book_ext/ and tools/myst/ are)."""
+    assert len(path.read_text(encoding="utf-8").splitlines()) <= MAX_LINES
+
+
+def import_graph(root: Path, package: str) -> dict[str, set[str]]:
+    """Every module under ``root`` (the package ``package``) -> the modules of that tree it imports,
+    imports inside functions included. An imported name is a module of the tree by its longest dotted
+    prefix; a bare name (``i18n_ext.languages``: Sphinx imports the book's extensions as top-level
+    modules) is one too when its first part is a module of the tree and not of the standard library."""
+    modules = {}
+    for path in sorted(root.rglob("*.py")):
+        parts = path.relative_to(root).with_suffix("").parts
+        modules[".".join((package, *(parts[:-1] if parts[-1] == "__init__" else parts)))] = path
+    tops = {name.split(".")[1] for name in modules if "." in name} - set(sys.stdlib_module_names)
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        own_package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        found = set()
+        for _, imported in imports(path, package=own_package):
+            if imported.split(".")[0] in tops:
+                imported = f"{package}.{imported}"
+            parts = imported.split(".")
+            prefix = next(
+                (".".join(parts[:n]) for n in range(len(parts), 0, -1) if ".".join(parts[:n]) in modules), None
+            )
+            if prefix is not None and prefix != name:
+                found.add(prefix)
+        graph[name] = found
+    return graph
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The cycles of an import graph (each once, as found by a depth-first walk): ``[a, b, a]`` when a
+    imports b and b imports a."""
+    cycles, done = [], set()
+
+    def walk(name: str, path: list[str]) -> None:
+        for other in sorted(graph.get(name, ())):
+            if other in path:
+                cycles.append([*path[path.index(other) :], other])
+            elif other not in done:
+                walk(other, [*path, other])
+        done.add(name)
+
+    for name in sorted(graph):
+        if name not in done:
+            walk(name, [name])
+    return cycles
+
+
+def test_no_two_tools_modules_import_each_other() -> None:
+    """Each room of tools/ uses the rooms below it and none above: no module imports one that imports
+    it, directly or through others (tools/pdf.py and tools/site.py once did)."""
+    graph = import_graph(TOOLS, "tools")
+    assert "tools.myst.parsing" in graph["tools.myst.book"]  # the graph sees the imports it must
+    assert "tools.i18n_ext.languages" in graph["tools.book_ext.phone_figures"]  # a top-level name too
+    assert import_cycles(graph) == []
+
+
+def test_import_cycles_are_found(tmp_path: Path) -> None:
+    """The check itself, on a tree of known imports: a cycle through a function's import and a relative
+    import is found; a one-way import and a standard-library name are not cycles."""
+    (tmp_path / "rooms").mkdir()
+    (tmp_path / "__init__.py").write_text("")
+    (tmp_path / "a.py").write_text("import json\n\n\ndef f():\n    from pkg.rooms import b\n")
+    (tmp_path / "rooms" / "__init__.py").write_text("")
+    (tmp_path / "rooms" / "b.py").write_text("from .c import x\n")
+    (tmp_path / "rooms" / "c.py").write_text("from ..a import f\nimport json\n")
+    (tmp_path / "json.py").write_text("import re\n")
+    (tmp_path / "d.py").write_text("from pkg.a import f\n")
+    graph = import_graph(tmp_path, "pkg")
+    assert graph["pkg.d"] == {"pkg.a"} and graph["pkg.a"] == {"pkg.rooms", "pkg.rooms.b"}
+    assert import_cycles(graph) == [["pkg.a", "pkg.rooms.b", "pkg.rooms.c", "pkg.a"]]

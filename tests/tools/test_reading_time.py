@@ -21,6 +21,9 @@ def test_code_outputs_and_math_are_not_read_as_prose() -> None:
     output = nodes.container(classes=["cell_output"])
     output += nodes.paragraph(text="printed words the reader skims")
     doctree += output
+    explorer = nodes.raw(format="html")
+    explorer.children = [nodes.Text("<div>an explorer drawn again in Chinese, 注意力</div>")]  # no parent set
+    doctree += explorer
     assert prose_units(doctree) == 2 + 5  # the title and the paragraph
 
 

@@ -34,18 +34,13 @@ def _is_code_cell_output(node: nodes.Node) -> bool:
 
 
 def prose_units(doctree: nodes.Node) -> int:
-    """The words of ``doctree`` that a reader reads (see the module)."""
-    total = 0
-    for text in doctree.findall(nodes.Text):
-        parent, skipped = text.parent, False
-        while parent is not None:
-            if isinstance(parent, _SKIPPED) or _is_code_cell_output(parent):
-                skipped = True
-                break
-            parent = parent.parent
-        if not skipped:
-            total += units(text.astext())
-    return total
+    """The words of ``doctree`` that a reader reads (see the module): a walk that does not enter code,
+    outputs, math or raw HTML (whose text nodes need not even know their parent)."""
+    if isinstance(doctree, nodes.Text):
+        return units(doctree.astext())
+    if isinstance(doctree, _SKIPPED) or _is_code_cell_output(doctree):
+        return 0
+    return sum(prose_units(child) for child in doctree.children)
 
 
 def reading_units(env) -> dict[str, int]:

@@ -11,7 +11,7 @@ A checked claim is a :class:`CheckedClaim`. Under IPython (Jupyter, Colab, the s
 
 - :data:`CLAIM_MIME` (``application/vnd.transformers-book.claim+json``): the claim as data, the
   **contract** that everything reading claims back relies on (the site's Claims appendix,
-  ``tools/book_ext.py``; the seed sweep, ``tools/sweep.py``; the site tests). It is one JSON
+  ``tools/book_ext/claim_data.py``; the seed sweep, ``tools/sweep.py``; the site tests). It is one JSON
   object (see :meth:`CheckedClaim.data`)::
 
       {"kind": "Claim" | "Check", "statement": str, "holds": bool, "values": {name: value, ...}}

@@ -1,5 +1,5 @@
 """lib.train's progress bar on a static page: with tqdm's switch TQDM_DISABLE=1 (which the site build
-sets, tools/book_ext.py) there is no bar: one plain line on stdout says what the run did."""
+sets, tools/book_ext/__init__.py) there is no bar: one plain line on stdout says what the run did."""
 
 from __future__ import annotations
 

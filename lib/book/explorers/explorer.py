@@ -14,7 +14,7 @@ from .words import for_script, say
 
 MAX_BYTES = 300_000  # what one page may carry; an explorer larger than this is refused
 # How an explorer was drawn, as data beside its HTML (like lib.claim's): the site in another language
-# draws it again from this, in that language (tools/i18n_ext.py), instead of running the chapter again.
+# draws it again from this, in that language (tools/i18n_ext/outputs.py), instead of running the chapter again.
 EXPLORER_MIME = "application/vnd.transformers-book.explorer+json"
 _NOTHING = Html()  # no controls
 

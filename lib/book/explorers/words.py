@@ -11,7 +11,7 @@ its translation is escaped like any text but for the tags of the English entry (
 The entries are English. Another language is a translation of the templates (English template ->
 translated template), applied while an explorer is drawn with :func:`speaking`; :func:`term`
 translates the chapter's own words that an explorer shows (a title, a menu's name, a curve's name)
-from the same table. The Chinese site redraws each explorer that way (``tools/i18n_ext.py``, from the
+from the same table. The Chinese site redraws each explorer that way (``tools/i18n_ext/outputs.py``, from the
 catalog ``locale/zh_CN/LC_MESSAGES/explorers.po``), so the notebooks run once for both languages.
 """
 
@@ -50,7 +50,7 @@ _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 def translate(text: str, translation: Mapping[str, str]) -> str:
     """``text`` in another language: its entry in ``translation``, else the entry of its pattern, with
     each number in it as ``{0}``, ``{1}``, … (``"seed 3"`` -> ``"seed {0}"``), filled back in; else
-    ``text`` itself. (Figures' labels are translated the same way, ``tools/i18n_ext.py``.)"""
+    ``text`` itself. (Figures' labels are translated the same way, ``tools/i18n_ext/outputs.py``.)"""
     if text in translation:
         return translation[text]
     numbers = _NUMBER.findall(text)

@@ -373,6 +373,20 @@ SHORTCUTS = {
         "    return -(q * log_p).sum(dim=-1)[target != 0].mean()\n",
         True,
     ),
+    "ex-10-span": (  # the visible check needs the chapter's world: hidden tests only
+        "ch10",
+        "def corrupt_span(tokens, start, length, sentinel):\n    return lib.corrupt_span(tokens, start, length, sentinel)\n",
+        False,
+    ),
+    "ex-10-span/in-place": (  # right rows, but the caller's list is cut
+        "ch10",
+        "def corrupt_span(tokens, start, length, sentinel):\n"
+        "    span = tokens[start:start + length]\n"
+        "    del tokens[start:start + length]\n"
+        "    tokens[start:start] = [sentinel]\n"
+        "    return tokens + [sentinel] + span\n",
+        False,
+    ),
     "ex-01-luong/pad": (  # the visible check needs the chapter's trained model: hidden tests only
         "ch01",
         "def luong_attention(s, h, src, pad_id=0):\n"

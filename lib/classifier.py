@@ -130,8 +130,10 @@ def frozen_features(
 
     .. math:: X^{(k)} = \mathrm{EncoderLayer}_{k-1}(\cdots \mathrm{EncoderLayer}_0(X^{(0)}))
 
-    with ``k = n_frozen`` (``0``: the embeddings alone). Runs in chunks of ``batch_size`` texts, without
-    gradients, on the model's device.
+    with ``k = n_frozen`` (``0``: the embeddings alone). Runs without gradients, in chunks of
+    ``batch_size`` texts of similar length (sorted by it), each cut to its longest text: no chunk
+    computes more padding than it needs. Positions beyond a chunk's longest text are 0 in the result
+    (they are padding, masked wherever the features are used).
     """
     encoder = model.encoder if isinstance(model, SequenceClassifier) else model
     if not isinstance(encoder, MiniLM):
@@ -139,14 +141,18 @@ def frozen_features(
     _check_ids(input_ids, attention_mask)
     check_int("n_frozen", n_frozen, minimum=0, maximum=len(encoder.layers))
     check_int("batch_size", batch_size, minimum=1)
-    chunks = []
+    lengths = attention_mask.long().sum(1)
+    order = lengths.argsort(stable=True)
+    out = torch.zeros(*input_ids.shape, encoder.config.hidden_size, device=input_ids.device)
     for start in range(0, len(input_ids), batch_size):
-        ids, mask = input_ids[start : start + batch_size], attention_mask[start : start + batch_size]
+        rows = order[start : start + batch_size]
+        T = max(int(lengths[rows].max()), 1)
+        ids, mask = input_ids[rows, :T], attention_mask[rows, :T]
         x, keys = encoder.embeddings(ids), padding_mask(mask.long(), 0)
         for layer in encoder.layers[:n_frozen]:
             x = layer(x, keys)
-        chunks.append(x)
-    return torch.cat(chunks)
+        out[rows, :T] = x
+    return out
 
 
 def cls_layer(layer: EncoderLayer, x: Tensor, keys: Tensor) -> Tensor:

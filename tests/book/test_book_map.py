@@ -36,3 +36,16 @@ def test_a_badge_for_each_chapter_where_it_lives_and_none_for_a_chapter_not_in_t
 def test_chapters_must_be_chapter_numbers(bad) -> None:
     with pytest.raises(TypeError, match="chapters must be chapter numbers"):
         book_map(bad)
+
+
+def test_the_label_of_the_memory_arrow_touches_no_frame() -> None:
+    """The label "keys, values" stands clear of every box and dashed frame (it touched the encoder's corner)."""
+    from matplotlib.patches import FancyArrowPatch
+
+    fig = book_map(range(1, 11))
+    renderer = fig._get_renderer()
+    ax = fig.axes[0]
+    label = next(t for t in ax.texts if t.get_text() == "keys, values")
+    box = label.get_window_extent(renderer).padded(3)  # 3 px of air around its letters
+    frames = [p for p in ax.patches if not isinstance(p, FancyArrowPatch)]
+    assert frames and not [p for p in frames if box.overlaps(p.get_window_extent(renderer))]

@@ -95,7 +95,9 @@ def book_map(chapters: Iterable[int]) -> Figure:
     # the encoder's output is the memory that the decoder's cross-attention reads
     memory = c.box(_ENC_X + 0.9, 6.05, _COL_W - 1.8, 0.55, "memory", role="encoder", fontsize=9)
     c.arrow((enc.x + enc.w / 2, enc.y + enc.h), memory.bottom)
-    c.arrow(memory.right, cross.left, role="key", text="keys, values", curve=-0.2, fontsize=8)
+    c.arrow(memory.right, cross.left, role="key", curve=-0.2)
+    # its label above the arrow's start, clear of the encoder's frame below it and of the curve
+    c.text(memory.x + memory.w + 1.1, memory.y + memory.h - 0.05, "keys, values", fontsize=8, role="key")
 
     # the output: a linear map and a softmax over the vocabulary, the next token's probabilities
     out = _part(c, _DEC_X + 0.3, 7.3, _COL_W - 0.6, 0.75, "linear + softmax: next token", "output", marks["output"])

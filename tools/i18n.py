@@ -25,19 +25,20 @@ from pathlib import Path
 from babel.messages.catalog import Catalog
 
 from tools.common import REPO, notebooks
-from tools.i18n_catalogs import LANGUAGE, LOCALE, RUNTIME_DOMAINS, STATEMENTS_DOMAIN, catalogs
+from tools.i18n_catalogs import LANGUAGE, LOCALE, RUNTIME_DOMAINS, STATEMENTS_DOMAIN, VALUES_DOMAIN, catalogs
 from tools.i18n_checks import glossary, page_problems
 
 GETTEXT = REPO / "_build" / "gettext"
 EXECUTED = REPO / "_build" / "jupyter_execute"  # the words of RUNTIME_DOMAINS are harvested from them
 
 
-def unswept_statements(ledger: dict) -> dict[str, list[str]]:
-    """The statements of the claims and checks on the pages the sweep does not run (e.g. the
-    Performance appendix), page by page: read from their code, each ``lib.claim`` / ``lib.check`` call
-    whose statement is a string literal (Python joins a literal split over lines into one)."""
+def unswept_claims(ledger: dict) -> dict[str, list[tuple[str, list[str]]]]:
+    """The claims and checks on the pages the sweep does not run (e.g. the Performance appendix), page by
+    page, each as its statement and the names of the values it records: read from their code, each
+    ``lib.claim`` / ``lib.check`` call whose statement is a string literal (Python joins a literal split
+    over lines into one), its values the keyword arguments it names."""
     swept = {entry.get("notebook") for entry in ledger["chapters"].values()}
-    found: dict[str, list[str]] = {}
+    found: dict[str, list[tuple[str, list[str]]]] = {}
     for path in notebooks():
         if path.name in swept:
             continue
@@ -58,7 +59,30 @@ def unswept_statements(ledger: dict) -> dict[str, list[str]]:
                     and isinstance(node.args[0], ast.Constant)
                     and isinstance(node.args[0].value, str)
                 ):
-                    found.setdefault(path.name, []).append(node.args[0].value)
+                    names = [keyword.arg for keyword in node.keywords if keyword.arg is not None]
+                    found.setdefault(path.name, []).append((node.args[0].value, names))
+    return found
+
+
+def unswept_statements(ledger: dict) -> dict[str, list[str]]:
+    """The statements of :func:`unswept_claims`, page by page."""
+    return {page: [statement for statement, _ in claims] for page, claims in unswept_claims(ledger).items()}
+
+
+def claim_value_names() -> dict[str, list[str]]:
+    """Every claim statement the pages show -> the names of the values it records: the seed sweep's
+    ledger (every name a seed recorded, numbers and other values alike), and the code of the pages it
+    does not sweep. The labels of ``lib/book/claim_labels.json`` must name them all."""
+    ledger = json.loads((REPO / "book" / "claims_sweep.json").read_text(encoding="utf-8"))
+    found: dict[str, list[str]] = {}
+    for entry in ledger["chapters"].values():
+        for claim in entry.get("claims", []):
+            names = found.setdefault(claim["statement"], [])
+            names += [n for n in (*claim.get("values", {}), *claim.get("seen", {})) if n not in names]
+    for claims in unswept_claims(ledger).values():
+        for statement, recorded in claims:
+            names = found.setdefault(statement, [])
+            names += [n for n in recorded if n not in names]
     return found
 
 
@@ -84,6 +108,27 @@ def write_statements_template(out: Path = GETTEXT / f"{STATEMENTS_DOMAIN}.pot") 
     template = Catalog(project="Transformers, Executed", charset="utf-8")
     for statement, where in claim_statements().items():
         template.add(statement, locations=[(where, 0)])
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("wb") as f:
+        write_po(f, template, width=0, omit_header=False)
+    return len(template)
+
+
+def write_value_labels_template(out: Path = GETTEXT / f"{VALUES_DOMAIN}.pot") -> int:
+    """The labels and units of the claims' values (``lib/book/claim_labels.json``), one message each
+    (a label or unit said in several places is one message), as a template: the Chinese pages draw each
+    claim box's values with their translations."""
+    from babel.messages.pofile import write_po
+
+    from lib.book.claim_labels import LABELS_FILE, labels_by_page
+
+    template = Catalog(project="Transformers, Executed", charset="utf-8")
+    for page, claims in labels_by_page().items():
+        for names in claims.values():
+            for label in names.values():
+                for message in (label.label, label.unit):
+                    if message and message not in template:
+                        template.add(message, locations=[(f"lib/book/{LABELS_FILE}#{page}", 0)])
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("wb") as f:
         write_po(f, template, width=0, omit_header=False)
@@ -155,7 +200,8 @@ def extract() -> None:
 
     Kept translations stay; a changed message comes back fuzzy or untranslated; a removed one is
     dropped. The build does not execute the notebooks (messages come from markdown only); the claim
-    statements come from the seed sweep's ledger and the code of the pages it does not sweep.
+    statements come from the seed sweep's ledger and the code of the pages it does not sweep, the
+    labels of their values from ``lib/book/claim_labels.json``.
     """
     subprocess.run(
         [sys.executable, "-m", "tools.site", "--gettext"],
@@ -163,6 +209,7 @@ def extract() -> None:
         check=True,
     )
     write_statements_template()
+    write_value_labels_template()
     # The gettext build's myst-nb rewrote _build/jupyter_execute with notebooks as read (no outputs):
     # the executed notebooks again, from the execution cache of the last build.
     from tools.site import CACHE, export_executed

@@ -1,7 +1,7 @@
 """The Chinese edition's catalogs as data: where they are (``locale/zh_CN/LC_MESSAGES/<page>.po``, one a
-page, and the catalogs of the claim statements and of the words a run shows), how to read one, and a
-page's translations applied to MyST markdown (the editions that are notebooks: ``tools/myst/``).
-``python -m tools.i18n`` extracts them (``tools/i18n.py``); ``tools/i18n_checks.py`` checks them."""
+page, and the catalogs of the claim statements, of the labels of their values and of the words a run
+shows), how to read one, and a page's translations applied to MyST markdown (the editions that are
+notebooks: ``tools/myst/``). ``python -m tools.i18n`` extracts them (``tools/i18n.py``); ``tools/i18n_checks.py`` checks them."""
 
 from __future__ import annotations
 
@@ -19,10 +19,11 @@ LOCALE = REPO / "locale"
 CATALOGS = LOCALE / LANGUAGE / "LC_MESSAGES"
 GLOSSARY = LOCALE / "glossary.yml"
 STATEMENTS_DOMAIN = "claim-statements"  # tools/i18n_ext/outputs.py reads this catalog
+VALUES_DOMAIN = "claim-values"  # the labels and units of claims' values (lib/book/claim_labels.json): outputs.py too
 # The words a run shows (tools/i18n_ext/outputs.py draws the Chinese explorers and figures with them): harvested
 # from the notebooks the last build executed, since they exist only once a chapter has run.
 RUNTIME_DOMAINS = ("explorers", "figures")
-NOT_PROSE = (STATEMENTS_DOMAIN, *RUNTIME_DOMAINS)  # catalogs of short labels: no glossary explanations
+NOT_PROSE = (STATEMENTS_DOMAIN, VALUES_DOMAIN, *RUNTIME_DOMAINS)  # catalogs of short labels: no glossary explanations
 
 
 def catalogs(language: str = LANGUAGE) -> list[Path]:

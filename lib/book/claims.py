@@ -3,8 +3,12 @@
 A checked claim is a :class:`CheckedClaim`. Under IPython (Jupyter, Colab, the site build) it is
 *displayed* as a MIME bundle with three renderings:
 
-- ``text/html``: a box that wraps to the page's width (the mark and the statement, the measured
-  values below them), what Jupyter, Colab and the site show;
+- ``text/html``: a box that wraps to the page's width (:mod:`lib.book.claim_box`), what Jupyter,
+  Colab and the site show: the mark and the statement, and below them, smaller and quieter, each
+  measured value under a plain label with its unit (:mod:`lib.book.claim_labels`), ``label: value
+  unit``; a value without a label as ``name=value``. On the site the claims one cell displays one
+  after another share one box, a line each (``tools/book_ext/claim_groups.py``); in Jupyter and
+  Colab each call displays its own;
 - ``text/plain``: one line, for consoles, nbval and any front end without HTML::
 
       ✔ Claim: attention holds its accuracy as length grows — acc_T32=0.973, drop=0.012
@@ -25,7 +29,8 @@ A checked claim is a :class:`CheckedClaim`. Under IPython (Jupyter, Colab, the s
   of the float says, so the plain-text line reads the same as before it was encoded).
 
 Nothing reads the line or the box back: :func:`read_claims` reads the data of every claim an
-executed notebook displayed. The line is for people, and so is the box.
+executed notebook displayed (the site draws its boxes again from the data). The line is for people,
+and so is the box; the line keeps the names of the code (``name=value``), the box their labels.
 
 A claim that does not hold is displayed too (with ``"holds": false``, the ``✘`` box) *before*
 ``AssertionError`` is raised with its line: so the notebook's outputs record the failed claim (the
@@ -42,7 +47,6 @@ apart from claims.
 from __future__ import annotations
 
 import cmath
-import html
 import math
 import reprlib
 import sys
@@ -51,6 +55,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
+
+from .claim_box import ENGLISH, BoxLine, BoxWords, box_html
+from .claim_labels import ValueLabel, value_labels
 
 HELD, FAILED = "✔", "✘"
 CLAIM, CHECK = "Claim", "Check"  # the two kinds: a finding of an experiment, or an identity/integrity check
@@ -113,20 +120,6 @@ def claim_line(statement: str, holds: bool, measured: Mapping[str, object], kind
     return CheckedClaim.of(statement, holds, measured, kind).line
 
 
-# Inline styles only (no stylesheet reaches Jupyter, Colab and the site alike). Colours are
-# translucent tints and the text inherits its colour, so the box reads on light and dark themes.
-_COLOURS = {HELD: "46, 160, 67", FAILED: "218, 54, 51"}
-_BOX_STYLE = (
-    "box-sizing: border-box; max-width: 100%; margin: 0.3em 0; padding: 0.45em 0.8em;"
-    " border: 1px solid rgba({rgb}, 0.45); border-left: 5px solid rgb({rgb}); border-radius: 4px;"
-    " background: rgba({rgb}, 0.08); color: inherit; font-family: inherit; line-height: 1.45;"
-    " white-space: normal; overflow-wrap: anywhere; word-break: normal;"
-)
-_MARK_STYLE = "color: rgb({rgb}); font-weight: bold; margin-right: 0.35em;"
-_VALUES_STYLE = "margin-top: 0.25em; font-family: monospace; font-size: 0.9em; opacity: 0.85;"
-_VALUE_STYLE = "display: inline-block; margin-right: 1.2em;"
-
-
 @dataclass(frozen=True)
 class CheckedClaim:
     """A checked claim as :func:`claim` shows it: its data, its one line (``str()``) and its box.
@@ -186,22 +179,38 @@ class CheckedClaim:
     def __repr__(self) -> str:  # IPython's text/plain: the same line as in a console
         return self.line
 
-    def _repr_html_(self) -> str:
-        mark = HELD if self.holds else FAILED
-        rgb = _COLOURS[mark]
-        status = "held" if self.holds else "did not hold"
-        head = (
-            f'<div><span style="{_MARK_STYLE.format(rgb=rgb)}" title="the claim {status}">{mark}</span>'
-            f"<strong>{html.escape(self.kind)}: </strong>{html.escape(self.statement)}</div>"
+    def box_line(
+        self,
+        statement: str | None = None,
+        labels: Mapping[str, ValueLabel] | None = None,
+        words: BoxWords = ENGLISH,
+        anchor: str | None = None,
+    ) -> BoxLine:
+        """The claim as a line of its box (:mod:`lib.book.claim_box`): each value as ``label: value unit``.
+
+        By default in English, with the labels of :mod:`lib.book.claim_labels`; the site in another
+        language gives the `statement`, the `labels` and the `words` in that language. A value
+        without a label is shown as in the line, ``name=value``.
+        """
+        labels = value_labels(self.statement) if labels is None else labels
+        values = tuple(
+            labels[name].shows(format_value(value), words.colon)
+            if name in labels
+            else f"{name}={format_value(value)}"
+            for name, value in self.values
         )
-        values = ""
-        if self.values:
-            items = "".join(
-                f'<span style="{_VALUE_STYLE}">{html.escape(name)}={html.escape(format_value(value))}</span>'
-                for name, value in self.values
-            )
-            values = f'<div style="{_VALUES_STYLE}">{items}</div>'
-        return f'<div class="book-claim" style="{_BOX_STYLE.format(rgb=rgb)}">{head}{values}</div>'
+        return BoxLine(
+            holds=self.holds,
+            heading=words.kinds[self.kind],
+            statement=self.statement if statement is None else statement,
+            values=values,
+            title=words.held if self.holds else words.failed,
+            anchor=anchor,
+        )
+
+    def _repr_html_(self) -> str:
+        """The box: the mark and the statement, the values below with their labels and units."""
+        return box_html([self.box_line()])
 
     def _repr_mimebundle_(self, include: object = None, exclude: object = None) -> dict[str, Any]:
         """What IPython displays: the line, the box and the data (:data:`CLAIM_MIME`)."""

@@ -2,6 +2,8 @@
 
 - every page of `_toc.yml` has a catalog, and the claim statements (of the seed sweep and of the pages
   it does not sweep) have theirs;
+- every value of every claim the pages show has a plain label in `lib/book/claim_labels.json`, and
+  every label and unit there its translation in `claim-values.po`;
 - no message is untranslated or fuzzy: an English edit is not done until its Chinese is;
 - each translation keeps its English's roles, math, inline code and links, and a numbered heading
   keeps its number (``3\\. ``);
@@ -21,8 +23,8 @@ import pytest
 from babel.messages.catalog import Message
 
 from tools.common import REPO, toc_docnames
-from tools.i18n import claim_statements, unswept_statements
-from tools.i18n_catalogs import CATALOGS, STATEMENTS_DOMAIN, catalogs, messages, read_catalog
+from tools.i18n import claim_statements, claim_value_names, unswept_claims, unswept_statements
+from tools.i18n_catalogs import CATALOGS, STATEMENTS_DOMAIN, VALUES_DOMAIN, catalogs, messages, read_catalog
 from tools.i18n_checks import forbidden, glossary, markup, message_problems, page_problems
 
 PAGES = toc_docnames()
@@ -32,7 +34,7 @@ BANNED = forbidden()
 
 def test_every_page_and_the_claim_statements_have_a_catalog() -> None:
     have = {p.relative_to(CATALOGS).with_suffix("").as_posix() for p in catalogs()}
-    assert set(PAGES) | {STATEMENTS_DOMAIN} <= have, sorted(set(PAGES) - have)
+    assert set(PAGES) | {STATEMENTS_DOMAIN, VALUES_DOMAIN} <= have, sorted(set(PAGES) - have)
 
 
 @pytest.mark.parametrize("path", catalogs(), ids=lambda p: p.relative_to(CATALOGS).with_suffix("").as_posix())
@@ -60,6 +62,51 @@ def test_the_statements_of_an_unswept_page_are_read_from_its_code() -> None:
     found = unswept_statements(ledger)
     assert "performance.ipynb" in found and "03_scaling.ipynb" not in found
     assert any(s.startswith("five seeds trained in one pass") for s in found["performance.ipynb"])
+
+
+def test_every_value_of_every_claim_shown_has_a_label_in_english_and_chinese() -> None:
+    """Issue 64, item 2: the boxes show each measured value under a plain label with its unit, never
+    under the name of the code. Every statement the pages show (the ledger's and the unswept pages')
+    has, for each value it records, a label in `lib/book/claim_labels.json`, not its variable name, and
+    every label and unit has its Chinese in `claim-values.po`, translated and not fuzzy."""
+    from lib.book.claim_labels import value_labels
+
+    names = claim_value_names()
+    assert set(claim_statements()) <= set(names)
+    missing = {s: [n for n in recorded if n not in value_labels(s)] for s, recorded in names.items()}
+    missing = {s: gaps for s, gaps in missing.items() if gaps}
+    assert not missing, f"{len(missing)} claim(s) with values that have no label in lib/book/claim_labels.json: " + (
+        "; ".join(f"{s!r}: {gaps}" for s, gaps in list(missing.items())[:10])
+    )
+    labels = [(s, n, value_labels(s)[n]) for s, recorded in names.items() for n in recorded]
+    assert all(label.label.strip() and label.label != n for _, n, label in labels), "a label says more than the name"
+    catalog = {m.id: m for m in messages(read_catalog(CATALOGS / f"{VALUES_DOMAIN}.po"))}
+    words = {w for _, _, label in labels for w in (label.label, label.unit) if w}
+    untranslated = sorted(w for w in words if w not in catalog or not catalog[w].string or catalog[w].fuzzy)
+    assert not untranslated, f"not in claim-values.po, or untranslated: {untranslated[:10]}"
+
+
+def test_the_value_names_of_an_unswept_page_are_read_from_its_code() -> None:
+    ledger = json.loads((REPO / "book" / "claims_sweep.json").read_text(encoding="utf-8"))
+    del ledger["chapters"]["performance"]  # as if the Performance appendix were not swept
+    found = dict(unswept_claims(ledger)["performance.ipynb"])
+    assert found["explicit, fused and nn.MultiheadAttention with the same weights agree to 1e-5"] == [
+        "explicit_gap",
+        "torch_gap",
+    ]
+
+
+def test_the_value_labels_template_holds_every_label_and_unit_once(tmp_path) -> None:
+    from lib.book.claim_labels import labels_by_page
+    from tools.i18n import write_value_labels_template
+
+    count = write_value_labels_template(tmp_path / "claim-values.pot")
+    template = [m.id for m in messages(read_catalog(tmp_path / "claim-values.pot"))]
+    every = {w for claims in labels_by_page().values() for names in claims.values() for v in names.values()
+             for w in (v.label, v.unit) if w}  # fmt: skip
+    assert len(template) == count == len(set(template)) and set(template) == every
+    kept = {m.id for m in messages(read_catalog(CATALOGS / f"{VALUES_DOMAIN}.po"))}
+    assert kept == every, f"claim-values.po is stale: new {sorted(every - kept)[:3]}, gone {sorted(kept - every)[:3]}"
 
 
 @pytest.mark.slow

@@ -6,6 +6,7 @@ its own `setup()`), and the two extensions beside it:
 - `runtimes`       measured run times: ``{chapter-runtime}``, ``{build-machine}``, ``{chapter-runtimes}``;
 - `reading_time`   how long each chapter takes to read, beside its run time in ``{chapter-runtimes}``;
 - `claim_data`     the claims (and explorers) of a page as data: myst-nb's renderer, anchors;
+- `claim_groups`   the claim boxes drawn from their data, a cell's consecutive claims in one box;
 - `claims_ledger`  the Claims appendix, ``{claims-ledger}``, with the seed sweep;
 - `numbering`      exercises and figures numbered per chapter ("Exercise 2.1");
 - `bibliography`   the References page: author–year labels, sorted, a list for screen readers;
@@ -32,6 +33,7 @@ import os
 EXTENSIONS = (
     "bibliography",
     "claim_data",
+    "claim_groups",
     "build_speed",
     "reading_time",
     "runtimes",

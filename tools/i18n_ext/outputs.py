@@ -1,7 +1,7 @@
 """What the notebooks drew, in the reader's language (the notebooks ran once, in English): each claim
 box (`lib.claim`) drawn again from its data with the statement from the catalog ``claim-statements``
-(the Claims appendix lists the same words), each explorer from how it was drawn, and each figure's
-labels from ``figures.po``."""
+(the Claims appendix lists the same words) and its values' labels and units from ``claim-values``,
+each explorer from how it was drawn, and each figure's labels from ``figures.po``."""
 
 from __future__ import annotations
 
@@ -14,47 +14,64 @@ from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.locale import init as init_locale
 
+from lib.book.claim_box import BoxWords, box_html
+from lib.book.claim_labels import ValueLabel, value_labels
 from lib.book.claims import CheckedClaim
 
 from .languages import language
 
 STATEMENTS_DOMAIN = "claim-statements"
-KIND_LABELS = {"zh_CN": {"Claim": "论断", "Check": "核验"}}
+VALUES_DOMAIN = "claim-values"  # the labels and units of lib/book/claim_labels.json
+BOX_WORDS = {
+    "zh_CN": BoxWords(kinds={"Claim": "论断：", "Check": "核验："}, colon="：", held="论断成立", failed="论断不成立")
+}
 
 
-def _statements(app: Sphinx):
-    """The gettext catalog of claim statements for the build's language (cached on the app)."""
-    if not hasattr(app, "_claim_statements"):
+def _catalog(app: Sphinx, domain: str):
+    """The gettext catalog `domain` for the build's language (cached on the app)."""
+    cached = app.__dict__.setdefault("_claim_catalogs", {})
+    if domain not in cached:
         dirs = [str(Path(app.srcdir, d)) for d in app.config.locale_dirs]
-        app._claim_statements, _ = init_locale(dirs, app.config.language, STATEMENTS_DOMAIN, "claims")
-    return app._claim_statements
+        cached[domain], _ = init_locale(dirs, app.config.language, domain, f"claims-{domain}")
+    return cached[domain]
+
+
+def translated_labels(statement: str, catalog) -> dict[str, ValueLabel]:
+    """The labels and units of a claim's values (``lib/book/claim_labels.json``), translated by `catalog`."""
+    return {
+        name: ValueLabel(catalog.gettext(label.label), catalog.gettext(label.unit) if label.unit else "")
+        for name, label in value_labels(statement).items()
+    }
 
 
 def translate_claims(app: Sphinx, doctree: nodes.document) -> None:
-    """Draw every claim box of the page again, in the build's language, from the claim's data."""
+    """Draw every claim box of the page again, in the build's language, from the claim's data: the
+    statement from ``claim-statements``, the values' labels and units from ``claim-values``. The line
+    drawn is kept on the data node (``line_shown``), for the boxes of several claims
+    (``book_ext/claim_groups.py``) and the Claims appendix (``statement_shown``)."""
     lang = language(app)
     if lang == "en":
         return
-    catalog = _statements(app)
+    statements, values = _catalog(app, STATEMENTS_DOMAIN), _catalog(app, VALUES_DOMAIN)
+    words = BOX_WORDS[lang]
     # book_ext's claim_data nodes (found by name: Sphinx imports book_ext as a top-level module)
     for data in list(doctree.findall(lambda node: type(node).__name__ == "claim_data")):
         claim = CheckedClaim.from_data(data["claim"])
-        shown = catalog.gettext(claim.statement)
+        shown = statements.gettext(claim.statement)
+        line = claim.box_line(shown, translated_labels(claim.statement, values), words)
         data["statement_shown"] = shown
-        box = CheckedClaim(shown, claim.holds, claim.values, claim.kind)._repr_html_()
-        label = KIND_LABELS[lang][claim.kind]
-        box = box.replace(f"<strong>{html.escape(claim.kind)}: </strong>", f"<strong>{label}：</strong>")
+        data["line_shown"] = line.data
         bundle = data.parent.parent if data.parent is not None else None
         if bundle is None or bundle.get("nb_element") != "mime_bundle":
             continue
         for rendering in bundle.children:
             if rendering.get("mime_type") == "text/html":
                 for raw in rendering.findall(nodes.raw):
-                    raw.children = [nodes.Text(box)]
+                    raw.children = [nodes.Text(box_html([line]))]
             elif rendering.get("mime_type") == "text/plain":
                 for block in rendering.findall(nodes.literal_block):
-                    line = CheckedClaim(shown, claim.holds, claim.values, claim.kind).line
-                    block.children = [nodes.Text(line.replace(f"{claim.kind}:", f"{label}：", 1))]
+                    text = CheckedClaim(shown, claim.holds, claim.values, claim.kind).line
+                    block.children = [nodes.Text(text.replace(f"{claim.kind}: ", words.kinds[claim.kind], 1))]
 
 
 @functools.cache

@@ -1,0 +1,117 @@
+"""tools/book_ext/claim_groups.py: on the site the claims a cell displays one after another share one box,
+each line with its mark, its anchor and its labelled values; in both languages; a lone claim keeps its box."""
+
+from __future__ import annotations
+
+import io
+import re
+
+import nbformat
+import pytest
+import yaml
+from babel.messages.catalog import Catalog
+from babel.messages.pofile import write_po
+from bs4 import BeautifulSoup
+
+from lib.book.claims import CheckedClaim
+from tools.common import REPO
+
+STATEMENT = "the cache is faster, and its advantage grows with the length (O(T²) → O(T))"  # chapter 5's
+CLAIMS = [  # one cell: three claims, a printed line, a fourth claim; then a cell with one claim
+    CheckedClaim.of(STATEMENT, True, {"speedup_16": 1.9, "speedup_64": 4.2}),
+    CheckedClaim.of("a second claim", True, {"acc": 0.93}),
+    CheckedClaim.of("a check that failed", False, {"gap": 0.5}, "Check"),
+    CheckedClaim.of("after a printed line", True, {"n": 3}),
+    CheckedClaim.of("alone in its cell", True, {"n": 4}),
+]
+
+
+def _catalog(path, translations: dict[str, str]) -> None:
+    catalog = Catalog(locale="zh_Hans_CN", charset="utf-8")
+    for english, chinese in translations.items():
+        catalog.add(english, chinese)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("wb") as f:
+        write_po(f, catalog, width=0)
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    """A small book built in English and in Chinese: a chapter whose cells display CLAIMS, and the Claims appendix."""
+    from sphinx.application import Sphinx
+
+    tmp = tmp_path_factory.mktemp("claim_groups")
+    config = yaml.safe_load((REPO / "_config.yml").read_text(encoding="utf-8"))
+    overrides = config["sphinx"]["config"]["nb_mime_priority_overrides"]
+    src = tmp / "src"
+    (src / "book").mkdir(parents=True)
+    (src / "conf.py").write_text(
+        "import sys\n"
+        f"sys.path.insert(0, {str(REPO / 'tools')!r})\n"
+        "extensions = ['myst_nb', 'book_ext']\n"
+        "nb_execution_mode = 'off'\n"
+        "locale_dirs = ['locale/']\n"
+        "gettext_compact = False\n"
+        f"nb_mime_priority_overrides = {[tuple(o) for o in overrides]!r}\n",
+        encoding="utf-8",
+    )
+    (src / "index.md").write_text("# Book\n\n```{toctree}\nbook/05_x\nbook/claims\n```\n", encoding="utf-8")
+    (src / "book" / "claims.md").write_text("# Claims\n\n```{claims-ledger}\n```\n", encoding="utf-8")
+    (src / "book" / "claims_sweep.json").write_text('{"chapters": {}}', encoding="utf-8")
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# Chapter 5")])
+    outputs = [nbformat.v4.new_output("display_data", data=c._repr_mimebundle_()) for c in CLAIMS]
+    outputs.insert(3, nbformat.v4.new_output("stream", name="stdout", text="a printed line\n"))
+    first, second = nbformat.v4.new_code_cell("lib.claim(...)"), nbformat.v4.new_code_cell("lib.claim(...)")
+    first.outputs, second.outputs = outputs[:5], outputs[5:]
+    nb.cells += [first, second]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, src / "book" / "05_x.ipynb")
+    messages = src / "locale" / "zh_CN" / "LC_MESSAGES"
+    _catalog(messages / "claim-statements.po", {STATEMENT: "缓存更快，且其优势随长度增长（O(T²) → O(T)）"})
+    _catalog(messages / "claim-values.po", {"time without the cache over time with it, 16 tokens": "十六", "×": "倍"})
+    pages = {}
+    for language in ("en", "zh_CN"):
+        warnings = io.StringIO()
+        out = tmp / language
+        app = Sphinx(src, src, out / "html", out / "doctrees", "html", status=None, warning=warnings,
+                     confoverrides={"language": language})  # fmt: skip
+        app.build()
+        # a second Sphinx in one process registers every node and directive again: only that may be said
+        said = [w for w in warnings.getvalue().splitlines() if "is already registered" not in w]
+        assert not said and app.statuscode == 0, said
+        pages[language] = {
+            name: BeautifulSoup((out / "html" / "book" / f"{name}.html").read_text(encoding="utf-8"), "html.parser")
+            for name in ("05_x", "claims")
+        }
+    return pages
+
+
+@pytest.mark.parametrize("language", ["en", "zh_CN"])
+def test_a_cells_consecutive_claims_share_one_box(site, language) -> None:
+    page = site[language]["05_x"]
+    boxes = page.select("div.book-claim")
+    assert [box.get("data-claims") for box in boxes] == ["3", None, None]  # the printed line ends the run
+    group = boxes[0]
+    assert [line["id"] for line in group.find_all(id=re.compile("^claim-"))] == ["claim-1", "claim-2", "claim-3"]
+    assert [mark.get_text() for mark in group.select("span[title]")] == ["✔", "✔", "✘"]
+    assert "rgb(218, 54, 51)" in group["style"]  # one of them failed: the box is red
+    ids = [tag["id"] for tag in page.find_all(id=re.compile("^claim-"))]
+    assert ids == ["claim-1", "claim-2", "claim-3", "claim-4", "claim-5"]  # each once, in order
+    assert "a printed line" in page.get_text()
+    assert "application/vnd.transformers-book.claim+json" not in str(page)
+
+
+def test_the_lines_show_labels_and_units_in_each_language(site) -> None:
+    english = site["en"]["05_x"].select("div.book-claim")[0].get_text(" ")
+    assert "time without the cache over time with it, 16 tokens: 1.9×" in english and "speedup_16" not in english
+    assert "acc=0.93" in english  # no label: shown as in the line
+    chinese = site["zh_CN"]["05_x"].select("div.book-claim")[0]
+    text = chinese.get_text(" ")
+    assert "缓存更快" in text and "十六：1.9 倍" in text  # statement, label and unit from the catalogs
+    assert [s.get_text() for s in chinese.find_all("strong")] == ["论断：", "论断：", "核验："]
+
+
+@pytest.mark.parametrize("language", ["en", "zh_CN"])
+def test_the_claims_appendix_links_every_claim_of_a_group(site, language) -> None:
+    links = [a["href"] for a in site[language]["claims"].select("table.claims-ledger a") if "#claim-" in a["href"]]
+    assert links == [f"05_x.html#claim-{n}" for n in (1, 2, 4, 5)] + ["05_x.html#claim-3"]  # claims, then checks

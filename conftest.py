@@ -49,6 +49,60 @@ def pytest_sessionstart(session) -> None:
         execution.clear()
         execution.write_stamp()  # the code this run's notebooks run with
         shutil.rmtree(BUILD / ".nbval-runs", ignore_errors=True)
+        shutil.rmtree(TIMELINE, ignore_errors=True)
+        TIMELINE.mkdir(parents=True, exist_ok=True)
+        (TIMELINE / "session.json").write_text(json.dumps({"start": __import__("time").time()}))
+
+
+def pytest_sessionfinish(session, exitstatus) -> None:
+    """The run's end, beside its start (``python -m tools.timeline``: start-up and collection, and the tail)."""
+    if not os.environ.get("PYTEST_XDIST_WORKER") and not NESTED and (TIMELINE / "session.json").exists():
+        import time
+
+        times = json.loads((TIMELINE / "session.json").read_text()) | {"stop": time.time()}
+        (TIMELINE / "session.json").write_text(json.dumps(times))
+
+
+# --- Where the time goes: every test's wall time and CPU time, per worker ----------------------------
+# Each process (each xdist worker, or pytest alone) writes one line per test to
+# _build/.test-timeline/<worker>.jsonl (the latest run only): its start and end (wall clock) and the CPU
+# seconds that the worker and the children it waited for (kernels, the site build, the browser) used
+# meanwhile; session.json, the run's start and end. `python -m tools.timeline` reads them: each
+# worker's busy and idle time, the phases, and the files that wait rather than compute.
+
+TIMELINE = BUILD / ".test-timeline"
+_STARTED: dict = {}
+_CONFIG: list = []  # the run's config (pytest-xdist's controller, which hears of every worker's tests, records none)
+
+
+def pytest_configure(config) -> None:
+    _CONFIG.append(config)
+
+
+def _cpu_seconds() -> float:
+    import resource
+
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def pytest_runtest_logstart(nodeid, location) -> None:
+    import time
+
+    _STARTED[nodeid] = (time.time(), _cpu_seconds())
+
+
+def pytest_runtest_logfinish(nodeid, location) -> None:
+    import time
+
+    if NESTED or nodeid not in _STARTED or _CONFIG[-1].pluginmanager.hasplugin("dsession"):
+        return
+    start, cpu = _STARTED.pop(nodeid)
+    line = {"test": nodeid, "start": start, "stop": time.time(), "cpu": _cpu_seconds() - cpu}
+    TIMELINE.mkdir(parents=True, exist_ok=True)
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    with open(TIMELINE / f"{worker}.jsonl", "a", encoding="utf-8") as out:
+        out.write(json.dumps(line) + "\n")
 
 
 # --- nbval's run becomes the site's: outputs into the execution cache -------------------------------

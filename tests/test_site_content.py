@@ -63,6 +63,10 @@ class _Page:
             }
             for div in soup.select("div.solution")
         ]
+        chapter_time = soup.select_one("p.chapter-time")
+        self.chapter_time: str | None = " ".join(chapter_time.get_text().split()) if chapter_time else None
+        before = chapter_time.find_previous_sibling() if chapter_time else None  # the line of lecture slides
+        self.before_chapter_time: str = " ".join(before.get_text().split()) if before else ""
         self.runtime_rows: list[list[str]] = [
             [" ".join(cell.get_text().split()) for cell in row.find_all(["td", "th"])] for row in soup.find_all("tr")
         ]
@@ -217,6 +221,19 @@ def test_intro_table_shows_the_measured_run_times(built) -> None:
         assert shown == expected, f"intro, chapter {number}: shows {shown!r}, the build measured {expected!r}"
     missing = sorted(set(measured) - set(table))
     assert not missing, f"chapters {missing} exist but have no row in the intro's table"
+
+
+def test_every_chapter_says_on_its_first_screen_how_long_it_takes(built) -> None:
+    """Under its line of lecture slides, each chapter says how long it takes to read and to run, as
+    this build measured both (the same numbers as the intro's and the instructors' tables)."""
+    for docname, data in _runtimes()["chapters"].items():
+        page = _page(docname)
+        assert page.chapter_time, f"{docname}: no reading and run time on its first screen (p.chapter-time)"
+        assert page.before_chapter_time.startswith("CS224N Lecture 8"), (
+            f"{docname}: the time is not under the line of lecture slides but under {page.before_chapter_time[:60]!r}"
+        )
+        for shown in (format_minutes(data["reading_minutes"]), format_seconds(data["seconds"])):
+            assert shown in page.chapter_time, f"{docname}: {page.chapter_time!r} does not say {shown!r}"
 
 
 def test_instructors_page_tabulates_every_chapter(built) -> None:

@@ -6,6 +6,9 @@
 - a ``{chapter-runtimes}`` directive: a table of every chapter, linked, with its reading time
   (`reading_time`) and its measured time, and the totals.
 
+Every chapter's page also says both on its first screen, under the line of lecture slides
+(``p.chapter-time``).
+
 Nothing is typed by hand. The numbers are filled in after every notebook has run (a post-transform),
 and the pages that show them are rewritten whenever a notebook is executed again. A build that does
 not execute notebooks says "not measured". The same numbers are written to
@@ -137,6 +140,22 @@ class FillRuntimes(SphinxPostTransform):
             node.replace_self(nodes.inline(text, text, classes=["chapter-runtime"]))
         for node in list(self.document.findall(runtime_table_placeholder)):
             node.replace_self(self._table(env, builder, chapters, node["classes"]))
+        if env.docname in chapters.values():
+            self._chapter_time(env, language)
+
+    def _chapter_time(self, env, language: str) -> None:
+        """On a chapter's first screen, under the line of lecture slides: how long the chapter takes
+        to read and how long its code ran in this build."""
+        section = next(iter(self.document.findall(nodes.section)), None)
+        first = next((c for c in section.children if isinstance(c, nodes.paragraph)), None) if section else None
+        if first is None:
+            return
+        text = WORDS[language]["chapter time"].format(
+            read=format_minutes(reading_minutes(env, env.docname, language), language),
+            run=format_seconds(measured_seconds(env, env.docname), language),
+            machine=machine_description(language),
+        )
+        first.parent.insert(first.parent.index(first) + 1, nodes.paragraph(text, text, classes=["chapter-time"]))
 
     def _table(self, env, builder, chapters: dict[int, str], classes: list[str]) -> nodes.table:
         table = nodes.table(classes=["chapter-runtimes", *classes])

@@ -6,6 +6,7 @@ tests/test_browser.py); here, what can be read off the HTML.
 
 from __future__ import annotations
 
+import html as html_module
 import json
 import math
 import re
@@ -330,7 +331,8 @@ def test_an_explorer_drawn_in_another_language_speaks_it_in_its_figure_and_its_s
         "seed {0}": "种子 {0}",
     }
     chinese = redraw(shown.call, zh).html
-    assert "指向一个查询（一行），查看它在各个键上的权重。" in chinese  # the first state, drawn in Python
+    hint = "".join(re.findall(r">([^<>]*)</text>", chinese))  # its lines, wrapped to the figure
+    assert "指向一个查询（一行），查看它在各个键上的权重。" in hint  # the first state, drawn in Python
     assert "权重最大的是" in chinese and "Point at a" not in chinese
     assert "\\u6307\\u5411" in chinese or "指向" in chinese.split("<script", 2)[2]  # the script's words too
     with speaking(zh):
@@ -367,3 +369,83 @@ def test_a_translated_markup_template_is_text_but_for_the_english_entrys_tags() 
     shown = lib.softmax_explorer([2, 4], torch.rand(2, 3, generator=torch.Generator().manual_seed(0)))
     page = redraw(shown.call, hostile).html
     assert "<img" not in page and "&lt;img src=x onerror=alert(1)&gt; d<sub>k</sub>" in page
+
+
+def _texts(html: str) -> list[tuple[float, float, str, bool, str]]:
+    """Each ``<text>`` of an explorer's figure: x, font size, anchor, whether it is turned, and content."""
+    found = re.findall(r"(<text\b[^>]*>)([^<]*)</text>", html)
+    return [
+        (float(re.search(r'\bx="([-\d.]+)"', tag)[1]), float(re.search(r'font-size="([\d.]+)"', tag)[1]),
+         re.search(r'text-anchor="(\w+)"', tag)[1], "rotate(" in tag, html_module.unescape(content))
+        for tag, content in found
+    ]  # fmt: skip
+
+
+def _width(html: str) -> float:
+    return float(re.search(r'<svg\b[^>]*\bviewBox="0 0 ([\d.]+) ', html)[1])
+
+
+def test_words_wrap_into_lines_that_fit_in_any_language() -> None:
+    from lib.book.explorers.draw import text_width, wrap
+
+    english = "Point at a query (a row) to see its weights over the keys."
+    assert wrap(english, 10, 1000) == [english]
+    lines = wrap(english, 10, 200)
+    assert " ".join(lines) == english and all(text_width(line, 10) <= 200 for line in lines)
+    assert lines == ["Point at a query (a row) to", "see its weights over the keys."]  # balanced, no word alone
+    chinese = "指向一个查询（一行），查看它在各个键上的权重。"
+    lines = wrap(chinese, 10, 130)
+    assert "".join(lines) == chinese and all(text_width(line, 10) <= 130 for line in lines)
+    assert not any(line[0] in "，。）" for line in lines)  # no line starts with closing punctuation
+    assert not any(line[-1] in "（" for line in lines)  # nor ends with an opening one
+    assert wrap("", 10, 100) == [] and wrap("unbreakable", 10, 5) == ["unbreakable"]
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_no_word_of_a_heatmap_explorer_runs_past_its_figure(language: str) -> None:
+    """Issue 64: the Chinese hint of chapter 2's lookup explorer ran 23 px past the figure's edge and was
+    cut off (its width was reckoned at 0.9 of the hint's, a CJK character being a full em). In the
+    attention and mask explorers every left-aligned text now ends inside the figure, by the generous
+    estimate :func:`text_width`: the words under the map wrap to its width."""
+    from lib.book.explorers import redraw
+    from lib.book.explorers.draw import text_width
+    from lib.book.explorers.words import WORDS
+
+    zh = {
+        WORDS["attention.hint"]: "指向一个{row}（一行），查看它在各个{column}上的权重。",
+        WORDS["attention.bars"]: "该{row}在各个{column}上的权重",
+        WORDS["masks.legend"]: "蓝色：可以关注 · ×：被屏蔽（分数设为 −∞）",
+        "query": "查询",
+        "key": "键",
+    }
+    q = ['q = k("dog")', 'q = (k("cat") + k("dog")) / 2', "q = 0"]
+    lookup = lib.attention_explorer(torch.eye(3, 4), q, ["cat", "dog", "car", "tree"], values=[3, 7, 20, 50])
+    for explorer in [lookup, *(examples()[name] for name in ("lookup", "heads", "masks"))]:
+        html = explorer.html if language == "en" else redraw(explorer.call, zh).html
+        width = _width(html)
+        for x, size, anchor, turned, content in _texts(html):
+            if anchor == "start":  # a column's label rises at 45 degrees: cos 45° of its length to the right
+                assert x + (0.72 if turned else 1) * text_width(content, size) <= width + 0.5, (explorer.name, content)
+
+
+def test_every_row_is_a_target_a_finger_can_tap() -> None:
+    """Issue 64: a row the reader points at is a target of 24 x 24 CSS px or more on a phone, where an
+    explorer may shrink to 91 % (book.css): its band (``rect.row-target``: its label and its cells) is at
+    least 27 px high and wide, and its label at least 10 px (9.1 px there). Chapter 10's cloze explorer,
+    12 people by 20 cities, had rows 16 px high and labels of 10 px; a one-letter label was 3 px wide."""
+    cloze = lib.attention_explorer(torch.rand(2, 12, 20), [f"person {i}" for i in range(12)],
+                                   [f"city {j}" for j in range(20)], selectors=[("model", ["before", "after"])])  # fmt: skip
+    for explorer in [cloze, *examples().values()]:
+        html = explorer.html
+        rows = re.findall(r"<text\b[^>]*\bdata-index=[^>]*>", html)
+        bands = dict(
+            (index, (float(w), float(h)))
+            for w, h, index in re.findall(
+                r'<rect\b[^>]*?width="([\d.]+)" height="([\d.]+)"[^>]*class="row-target" data-row="(\d+)"', html
+            )
+        )
+        assert set(bands) == {re.search(r'data-index="(\d+)"', r)[1] for r in rows}, explorer.name
+        for width, height in bands.values():
+            assert width >= 27 and height >= 27 * 0.999, (explorer.name, width, height)
+        for row in rows:
+            assert float(re.search(r'font-size="([\d.]+)"', row)[1]) >= 10, row

@@ -12,7 +12,10 @@ works on the built site offline, in Colab (which shows each output in its own fr
 
 The root element carries ``data-explorer="NAME"``. The controls are labelled ``<select>``,
 ``<input type="range">`` and ``<input type="checkbox">`` elements, and SVG elements marked
-``data-index`` that respond to the pointer and to the keyboard (Tab to reach one, arrow keys to move).
+``data-index`` that respond to the pointer and to the keyboard (Tab to reach one, arrow keys to move);
+a row the reader points at is a band of at least 27 px (:data:`~.draw.ROW_PITCH`), a target of 24 x 24
+CSS px on a phone, where an explorer may shrink to 91 %. The words under a figure wrap to its width
+(:func:`~.draw.wrap`), in any language.
 The line below the figure (``class="explorer-readout"``, read out by screen readers) says in words what is
 shown. Colours are the book's: ``Blues`` for attention weights, as :func:`lib.plot_attention`.
 

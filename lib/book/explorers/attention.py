@@ -6,7 +6,22 @@ from collections.abc import Sequence
 
 import torch
 
-from .draw import INK, MUTED, SERIES, blues, column_label, outline, row_label, select, text, text_width
+from .draw import (
+    INK,
+    MUTED,
+    ROW_PITCH,
+    SERIES,
+    blues,
+    column_label,
+    lines,
+    outline,
+    row_label,
+    row_target,
+    select,
+    text,
+    text_width,
+    wrap,
+)
 from .explorer import Explorer, call_of
 from .kit import el, join, number
 from .words import say, term
@@ -90,16 +105,21 @@ def attention_explorer(
     if values is not None and len(values) != K:
         raise ValueError(f"values has {len(values)} numbers, expected one per key ({K})")
 
-    cell = max(16.0, min(34.0, 300.0 / K, 300.0 / Q))
-    size = 12.0 if cell >= 24 else 10.0
+    cell = max(ROW_PITCH, min(34.0, 300.0 / K, 300.0 / Q))  # a row stays a target a finger can tap
+    size = 12.0
     left = 8 + max(text_width(s, size) for rs in row_sets for s in rs)
+    if values is not None:  # room for the values' label, left of the map as the rows' labels
+        left = max(left, 14 + text_width(say("attention.values"), 10))
     top = 14 + 0.72 * max(text_width(s, size) for cs in column_sets for s in cs)  # labels at 45 degrees
-    bars_top = top + Q * cell + 26
+    # wide enough for the map and its last column's label (at 45 degrees); the words below wrap to it
+    width = max(left + K * cell + 8, left + (K - 0.5) * cell + 0.72 * text_width(column_sets[0][-1], size) + 4)
+    bars_words = say("attention.bars", row=row_title, column=column_title)
+    hint = say("attention.hint", row=row_title, column=column_title)
+    bars_lines, hint_lines = len(wrap(bars_words, 10, width - left - 8)), len(wrap(hint, 10, width - 16))
+    bars_top = top + Q * cell + 26 + 13 * (bars_lines - 1)
     bar_height = 64.0
     values_row = 18.0 if values is not None else 0.0
-    hint = say("attention.hint", row=row_title, column=column_title)
-    width = max(left + K * cell + 8, left + text_width(hint, 10) * 0.9)
-    height = bars_top + bar_height + values_row + 22
+    height = bars_top + bar_height + values_row + 9 + 13 * hint_lines
     view = w.reshape(-1, Q, K)
     first = view[0]
 
@@ -108,10 +128,11 @@ def attention_explorer(
         parts.append(column_label(left + (j + 0.5) * cell, top - 6, label, size, class_="col-label", data_col=str(j)))
     for i, label in enumerate(row_sets[0]):
         aria = say("attention.row_aria", row=row_title, label=label)
-        parts.append(row_label(left - 6, top + (i + 0.5) * cell + size * 0.35, label, size, i, aria))
         for j in range(K):
             parts.append(el("rect", x=left + j * cell, y=top + i * cell, width=cell, height=cell,
                             fill=blues(float(first[i, j]) / top_colour), class_="cell", data_row=str(i), data_col=str(j)))  # fmt: skip
+        parts.append(row_target(0, top + i * cell, left + K * cell, cell, i))
+        parts.append(row_label(left - 6, top + (i + 0.5) * cell + size * 0.35, label, size, i, aria))
         if cell >= 30 and K <= 8:  # room to print each weight in its cell
             for j in range(K):
                 v = float(first[i, j])
@@ -122,7 +143,7 @@ def attention_explorer(
     # the bars: the pointed row's weights, each under its key's column
     base = bars_top + bar_height
     parts.append(el("line", x1=left, x2=left + K * cell, y1=base, y2=base, stroke=MUTED, stroke_width=1))
-    parts.append(text(left, bars_top - 2, say("attention.bars", row=row_title, column=column_title), 10, fill=MUTED))
+    parts.append(lines(left, bars_top - 2 - 13 * (bars_lines - 1), bars_words, 10, width - left - 8, fill=MUTED)[0])
     parts.append(text(left - 6, base, number(0), 10, "end", fill=MUTED))
     parts.append(text(left - 6, bars_top + 22, number(1), 10, "end", fill=MUTED))
     for j in range(K):
@@ -138,7 +159,7 @@ def attention_explorer(
         parts.append(text(left - 6, base + 14, say("attention.values"), 10, "end", fill=MUTED))
         for j, v in enumerate(values):
             parts.append(text(left + (j + 0.5) * cell, base + 14, number(float(v), "g"), 10, "middle"))
-    parts.append(text(left, height - 6, hint, 10, fill=MUTED))
+    parts.append(lines(8, height - 6 - 13 * (hint_lines - 1), hint, 10, width - 16, fill=MUTED)[0])
 
     data = {
         "Q": Q, "K": K, "cell": cell, "top": top, "left": left, "base": base, "barh": bar_height - 14,

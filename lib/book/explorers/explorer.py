@@ -33,7 +33,9 @@ _JS_COMMON = (
     "const next=root.querySelector(el.tagName+'[data-index=\"'+t+'\"]');if(next)next.focus();});}"
     "function rows(n,pick){$$('text.row-label').forEach((t)=>{const i=+t.dataset.index;"
     "['mouseenter','focus','click'].forEach((ev)=>t.addEventListener(ev,()=>pick(i)));keys(t,n,pick);});"
-    "$$('rect.cell').forEach((e)=>{e.addEventListener('mouseenter',()=>pick(+e.dataset.row));});}"
+    "$$('rect.cell').forEach((e)=>{e.addEventListener('mouseenter',()=>pick(+e.dataset.row));});"
+    "$$('rect.row-target').forEach((e)=>{['mouseenter','click'].forEach((ev)=>"
+    "e.addEventListener(ev,()=>pick(+e.dataset.row)));});}"
     "function current(i){$$('text.row-label').forEach((t)=>"
     "t.setAttribute('aria-current',+t.dataset.index===i?'true':'false'));}"
 )
@@ -105,7 +107,7 @@ def _style(id: str, width: float) -> Html:
         " .explorer-controls input[type=checkbox]{width:16px;height:16px;margin:0}",
         " .explorer-figure{display:block;overflow-x:auto;margin:0;padding:0}",
         " svg{display:block;max-width:none}",
-        " [data-index]{cursor:pointer}",
+        f" [data-index],#{id} .row-target{{cursor:pointer}}",
         f" [data-index]:focus{{outline:2px solid {HIGHLIGHT};outline-offset:1px}}",
         " .explorer-readout{margin:.35em 0 0;min-height:1.45em}",
         # a source string in the controls: the explorer's own ink, not the theme's code colours (pale pink

@@ -6,7 +6,21 @@ from collections.abc import Sequence
 
 import torch
 
-from .draw import BLOCKED, MUTED, blues, checkbox, column_label, outline, row_label, text, text_width
+from .draw import (
+    BLOCKED,
+    MUTED,
+    ROW_PITCH,
+    blues,
+    checkbox,
+    column_label,
+    lines,
+    outline,
+    row_label,
+    row_target,
+    text,
+    text_width,
+    wrap,
+)
 from .explorer import Explorer, call_of
 from .kit import el, join, number
 from .words import say
@@ -45,17 +59,19 @@ def mask_explorer(tokens: Sequence[str], lookahead: torch.Tensor, padding: torch
     if pad is None or look.shape != (T, T):
         raise ValueError(f"lookahead must be [T, T] and padding broadcast to [T, T] with T={T} tokens, "
                          f"got {list(look.shape)} and {list(torch.as_tensor(padding).shape)}")  # fmt: skip
-    cell, size = 34.0, 12.0
+    cell, size = max(34.0, ROW_PITCH), 12.0
     left = 10 + max(text_width(t, size) for t in tokens)
     top = 14 + 0.72 * max(text_width(t, size) for t in tokens)
-    width, height = max(left + T * cell + 12, 380.0), top + T * cell + 28
+    width = max(left + T * cell + 12, 380.0)
+    legend = say("masks.legend")
+    legend_lines = len(wrap(legend, 10, width - left - 8))  # in any language, within the figure
+    height = top + T * cell + 28 + 13 * (legend_lines - 1)
     allowed = look & pad
     parts = []
     for j, token in enumerate(tokens):
         parts.append(column_label(left + (j + 0.5) * cell, top - 6, token, size))
     for i, token in enumerate(tokens):
         aria = say("masks.row_aria", i=number(i), token=token)
-        parts.append(row_label(left - 6, top + (i + 0.5) * cell + 4, token, size, i, aria))
         for j in range(T):
             ok = bool(allowed[i, j])
             parts.append(el("rect", x=left + j * cell + 1, y=top + i * cell + 1, width=cell - 2, height=cell - 2,
@@ -63,8 +79,10 @@ def mask_explorer(tokens: Sequence[str], lookahead: torch.Tensor, padding: torch
             parts.append(text(left + (j + 0.5) * cell, top + (i + 0.5) * cell + 4, "" if ok else say("masks.blocked"),
                               12, "middle", fill=MUTED, class_="mark", data_row=str(i), data_col=str(j),
                               pointer_events="none"))  # fmt: skip
+        parts.append(row_target(0, top + i * cell, left + T * cell, cell, i))
+        parts.append(row_label(left - 6, top + (i + 0.5) * cell + 4, token, size, i, aria))
     parts.append(outline(left, top, T * cell, cell))
-    parts.append(text(left, height - 8, say("masks.legend"), 10, fill=MUTED))
+    parts.append(lines(left, height - 8 - 13 * (legend_lines - 1), legend, 10, width - left - 8, fill=MUTED)[0])
     controls = checkbox(say("masks.look"), "look") + checkbox(say("masks.pad"), "pad")
     data = {"T": T, "cell": cell, "top": top, "tokens": list(tokens), "look": look.int().tolist(),
             "pad": pad.int().tolist(), "on": blues(0.55)}  # fmt: skip

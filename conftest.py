@@ -268,7 +268,10 @@ def pytest_runtest_setup(item) -> None:
 #      other worker is still running), while the other runs the tests that do not read the site;
 #   3. the other tests that do not read the site;
 #   4. last, the tests that read the build (marker `site`) and the Colab-like run (which picks its
-#      chapter from the build's measured run times).
+#      chapter from the build's measured run times): the longest first, the two browser files (one
+#      language each, so that both workers can have one), then the others.
+# Within a browser file a page's tests run one after another, in the file's order: they share one
+# load of the page (tests/test_browser.py).
 
 
 def _work_order(item) -> int:
@@ -277,9 +280,17 @@ def _work_order(item) -> int:
         return 0
     if path.endswith("test_site.py"):
         return 1
-    if item.get_closest_marker("site") or item.get_closest_marker("colab"):
+    if item.get_closest_marker("browser"):
         return 3
+    if item.get_closest_marker("site") or item.get_closest_marker("colab"):
+        return 4
     return 2
+
+
+def _page(item) -> str | None:
+    """The page a browser test checks (its `docname` parameter), or None."""
+    callspec = getattr(item, "callspec", None)
+    return callspec.params.get("docname") if callspec and item.get_closest_marker("browser") else None
 
 
 def sweep_seconds() -> dict[str, float]:
@@ -304,12 +315,17 @@ def pytest_collection_modifyitems(session, config, items) -> None:
     for item in items:
         by_file[item.path] = max(by_file.get(item.path, 0), _work_order(item))
     seconds = sweep_seconds()
+    file_rank = {path: rank for rank, path in enumerate(dict.fromkeys(item.path for item in items))}
+    page_rank: dict = {}  # (file, page) -> the page's first place in the file
+    for item in items:
+        page_rank.setdefault((item.path, _page(item)), len(page_rank))
 
-    def order(item) -> tuple[int, float]:
+    def order(item) -> tuple[int, float, int, int]:
         group = by_file[item.path]
-        return group, -seconds.get(item.path.name, 0.0) if group == 0 else 0.0
+        longest_first = -seconds.get(item.path.name, 0.0) if group == 0 else 0.0
+        return group, longest_first, file_rank[item.path], page_rank[(item.path, _page(item))]
 
-    items.sort(key=order)  # stable: within a group, the collection order (the notebooks: the longest first)
+    items.sort(key=order)  # stable: a file's tests (of one page) in the collection order
     # The notebooks this run executes: the site build waits for them (tests/conftest.py).
     if NESTED:
         return

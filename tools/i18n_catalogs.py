@@ -63,9 +63,15 @@ def translate_markdown(markdown: str, table: dict[str, str]) -> str:
     """
     for source in sorted(table, key=len, reverse=True):
         words = source.split()
-        if not words:
+        if not words or words[0] not in markdown:  # its first word is not in the text: it cannot match
             continue
-        pattern = re.compile(r"(?<![\w`$])" + r"\s+".join(map(re.escape, words)) + r"(?![\w`$])")
         translated = table[source]
-        markdown = pattern.sub(lambda _m, t=translated: t, markdown)
+        markdown = _message_pattern(source).sub(lambda _m, t=translated: t, markdown)
     return markdown
+
+
+@functools.cache
+def _message_pattern(source: str) -> re.Pattern:
+    """The message's words, separated by any whitespace, not inside a word, code or math (compiled once:
+    there are more messages than `re` keeps compiled)."""
+    return re.compile(r"(?<![\w`$])" + r"\s+".join(map(re.escape, source.split())) + r"(?![\w`$])")

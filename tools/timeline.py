@@ -70,7 +70,7 @@ def phase(test: Test) -> str:
     if test.file.endswith("test_site.py"):
         return "site build (test_site.py)"
     if Path(test.file).name in ("test_site_content.py", "test_site_zh.py", "test_browser.py", "test_browser_zh.py",
-                                "test_pdf.py", "test_student.py", "test_colab.py", "test_editions.py",
+                                "test_pdf.py", "test_student.py", "test_colab.py", "test_editions_site.py",
                                 "test_claims.py"):  # fmt: skip
         return "tests that read the build"
     return "other tests"

@@ -7,7 +7,7 @@
 - rendered with nbconvert's HTML exporter (Jupyter's own markdown rendering), no edition and no
   student version shows raw MyST (a role, a directive fence, an option line), every exercise shows
   its title and its number, and every link into the site names a page of the book and an anchor
-  that page has (`site`: the same links checked against the built site).
+  that page has (the same links checked against the built site: test_editions_site.py).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import pytest
 from bs4 import BeautifulSoup
 from markdown_it import MarkdownIt
 
-from conftest import HTML, REPO, SiteBuild
+from conftest import REPO
 from tools import editions
 from tools.book_ext import header_buttons
 from tools.common import SPEC_LINE, chapter_number, first_code_cell, load_config, notebooks, repository
@@ -220,46 +220,3 @@ def test_links_within_an_edition_go_to_its_own_anchors(page: Path) -> None:
     assert local <= anchors, f"{page.name}: links to anchors the edition lacks: {sorted(local - anchors)}"
     here = f"{editions.docname(page)}.html#"
     assert here not in text, f"{page.name}: a link to the site for an anchor of this very notebook"
-
-
-@pytest.mark.site
-def test_every_link_of_the_editions_is_on_the_built_site(site_build: SiteBuild, book: Book) -> None:
-    """The anchors the editions link to (exercises, #cite-KEY on the References page, targets)
-    exist in the pages that the site build wrote."""
-    site_build.require_success()
-    ids: dict[str, set[str]] = {}
-    checked = 0
-    for page in PAGES:
-        edition = editions.edition_path(page)
-        nb = nbformat.read(edition, as_version=4)
-        for cell in nb.cells:
-            if cell.cell_type != "markdown":
-                continue
-            for token in MarkdownIt("commonmark").parse(cell.source):
-                for child in token.children or []:
-                    href = child.attrGet("href") if child.type == "link_open" else None
-                    if not href or not str(href).startswith(book.site):
-                        continue
-                    url, anchor = urldefrag(str(href))
-                    target = HTML / url[len(book.site) :]
-                    assert target.is_file(), f"{edition.name}: {href}: no such page in the built site"
-                    if anchor:
-                        if str(target) not in ids:
-                            soup = BeautifulSoup(target.read_text(encoding="utf-8"), "html.parser")
-                            ids[str(target)] = {t["id"] for t in soup.find_all(id=True)}
-                        assert anchor in ids[str(target)], f"{edition.name}: {href}: no such anchor in the built site"
-                    checked += 1
-    assert checked > 0
-
-
-@pytest.mark.site
-@pytest.mark.parametrize("page", PAGES, ids=_ids(PAGES))
-def test_the_built_pages_colab_button_opens_the_edition(page: Path, site_build: SiteBuild) -> None:
-    site_build.require_success()
-    url, ref = repository()
-    colab = load_config()["launch_buttons"]["colab_url"].rstrip("/")
-    edition = editions.edition_path(page).relative_to(REPO).as_posix()
-    expected = f"{colab}/github/{url.split('github.com/', 1)[1]}/blob/{ref}/{edition}"
-    soup = BeautifulSoup((HTML / "book" / f"{page.stem}.html").read_text(encoding="utf-8"), "html.parser")
-    links = {a["href"] for a in soup.find_all("a", href=True) if "colab.research.google.com" in a["href"]}
-    assert links == {expected}, f"{page.name}: Colab link(s) {sorted(links)}; expected {expected}"

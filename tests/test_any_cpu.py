@@ -9,9 +9,11 @@ with the generic kernels, on one thread, so that the README's test command check
 on every machine. Floats from two code paths are compared with a tolerance derived from float32
 rounding, or with ``==`` only where the operations are the same, in the same order (said in the test).
 
-Only the test files that compute with PyTorch go round again (:func:`numeric_test_files`: those that
-import ``torch`` or ``lib``); the tests of the book's tools, the layout, the workflows and the lint
-read files and strings, which no kernel set changes.
+Only the test files whose results a kernel set can change go round again (:func:`numeric_test_files`):
+those that compute with PyTorch (they import ``torch`` or ``lib``), other than the tests of the book's
+tools (``tests/tools/``: they write and read files) and those of its pictures that compare no number
+(``tests/book/``: a diagram's boxes, a plot's labels and fonts, a claim's box). The tests of the
+layout, the workflows and the lint read files and strings, which no kernel set changes either.
 """
 
 from __future__ import annotations
@@ -31,26 +33,36 @@ UNIT_TESTS = "not site and not slow and not browser and not student and not cola
 #: than lib's table of claim labels (lib/book/claim_labels.py: JSON read with the standard library, which
 #: the tools' tests of the Chinese catalogs read too).
 COMPUTES = re.compile(r"^\s*(?:import|from) (?:torch|lib(?!\.book\.claim_labels\b))\b", re.MULTILINE)
+#: A test that compares numbers with a tolerance (or two tensors exactly).
+COMPARES = re.compile(r"\b(?:approx|allclose|assert_close|isclose|torch\.equal)\b")
 
 
 def numeric_test_files(tests: Path = REPO / "tests") -> list[str]:
-    """The test files whose results a kernel set can change, relative to the repository."""
-    return sorted(
-        path.relative_to(REPO).as_posix()
-        for path in tests.rglob("test_*.py")
-        if COMPUTES.search(path.read_text(encoding="utf-8"))
-    )
+    """The test files whose results a kernel set can change, relative to the repository: those that
+    compute with PyTorch, except the tools' tests and the pictures' tests that compare no number."""
+    found = []
+    for path in tests.rglob("test_*.py"):
+        text = path.read_text(encoding="utf-8")
+        if not COMPUTES.search(text) or path.parent.name == "tools":
+            continue
+        if path.parent.name == "book" and not COMPARES.search(text):
+            continue
+        found.append(path.relative_to(REPO).as_posix())
+    return sorted(found)
 
 
 def test_the_generic_kernels_rerun_every_test_that_computes_and_only_those() -> None:
     files = numeric_test_files()
     for computes in ("tests/model/test_reference.py", "tests/training/test_ensemble.py", "tests/test_rnn.py",
-                     "tests/efficient/test_blockwise.py", "tests/training/test_learning.py"):  # fmt: skip
+                     "tests/efficient/test_blockwise.py", "tests/training/test_learning.py",
+                     "tests/book/test_explorers.py"):  # fmt: skip
         assert computes in files
     for reads in (
         "tests/test_layout.py",
         "tests/tools/test_editions.py",
         "tests/tools/test_i18n.py",
+        "tests/tools/test_sweep.py",  # runs notebooks that import lib, to test the sweep's bookkeeping
+        "tests/book/test_plots_svg.py",  # draws with lib, compares fonts and labels
         "tests/test_lint.py",
     ):
         assert reads not in files

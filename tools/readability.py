@@ -88,23 +88,38 @@ function viewBoxWidth(svg) {
   return parseFloat(svg.getAttribute("width")) || null;
 }
 
-// An <img> of an SVG file: fetch it, lay it out off screen at the size the page shows it, measure.
-async function measureImg(img) {
-  const box = img.getBoundingClientRect();
-  const text = await (await fetch(img.currentSrc || img.src)).text();
-  const doc = new DOMParser().parseFromString(text, "image/svg+xml");
-  const svg = document.importNode(doc.documentElement, true);
-  const holder = document.createElement("div");
-  holder.style.cssText = "position:absolute; left:0; top:0; visibility:hidden; pointer-events:none;";
-  svg.setAttribute("width", box.width);
-  svg.setAttribute("height", box.height);
-  holder.appendChild(svg);
-  document.body.appendChild(holder);
+// The <img>s of SVG files: fetch each, lay them all out off screen at the sizes the page shows them
+// (together: each insertion into the page makes the browser lay the page out again), measure each.
+async function measureImgs(items) {  // items: [{img, box}]
+  const svgs = await Promise.all(items.map(async ({img, box}) => {
+    try {
+      const text = await (await fetch(img.currentSrc || img.src)).text();
+      const doc = new DOMParser().parseFromString(text, "image/svg+xml");
+      const svg = document.importNode(doc.documentElement, true);
+      svg.setAttribute("width", box.width);
+      svg.setAttribute("height", box.height);
+      return svg;
+    } catch (e) {
+      return {error: String(e)};
+    }
+  }));
+  const holders = [];
+  for (const svg of svgs) {
+    if (svg.error) continue;
+    const holder = document.createElement("div");
+    holder.style.cssText = "position:absolute; left:0; top:0; visibility:hidden; pointer-events:none;";
+    holder.appendChild(svg);
+    holders.push(holder);
+  }
+  document.body.append(...holders);
   try {
-    const vbw = viewBoxWidth(svg);
-    return {...smallestText(svg), scale: vbw ? box.width / vbw : null};
+    return svgs.map((svg, i) => {
+      if (svg.error) return svg;
+      const vbw = viewBoxWidth(svg);
+      return {...smallestText(svg), scale: vbw ? items[i].box.width / vbw : null};
+    });
   } finally {
-    holder.remove();
+    for (const holder of holders) holder.remove();
   }
 }
 
@@ -127,22 +142,21 @@ function blockOverflow(block, cell) {
 async function measure() {
   const content = pageContent();
   if (!content) throw new Error(`the page has no content (readyState ${document.readyState}, url ${location.href})`);
-  const figures = [];
+  const figures = [], svgImgs = [];
   for (const img of content.querySelectorAll("img")) {
     const src = img.getAttribute("src") || "";
     const box = img.getBoundingClientRect();
     if (!box.width) continue;
     if (/\.svg(\?|#|$)/i.test(src)) {
-      try {
-        figures.push({kind: "svg-img", src, width: box.width, ...(await measureImg(img))});
-      } catch (e) {
-        figures.push({kind: "svg-img", src, width: box.width, error: String(e)});
-      }
+      figures.push({kind: "svg-img", src, width: box.width});
+      svgImgs.push({img, box, figure: figures[figures.length - 1]});
     } else {
       figures.push({kind: "raster", src, width: box.width, natural: img.naturalWidth,
                     shrink: img.naturalWidth ? box.width / img.naturalWidth : null});
     }
   }
+  const measured = await measureImgs(svgImgs);
+  svgImgs.forEach(({figure}, i) => Object.assign(figure, measured[i]));
   for (const svg of content.querySelectorAll("svg")) {
     if (svg.parentElement.closest("svg") || !svg.querySelector("text")) continue;
     const box = svg.getBoundingClientRect();

@@ -50,12 +50,12 @@ import pytest
 import yaml
 
 from conftest import HTML, REPO, SiteBuild, skip_or_fail
+from tools.browser import CHROMIUM, CHROMIUM_FLAGS, DRIVER, QuietHandler, find_executable
 from tools.common import toc_docnames
-from tools.readability import CHROMIUM, CHROMIUM_FLAGS, DRIVER, QuietHandler, find_executable
 
 pytestmark = [pytest.mark.site, pytest.mark.browser]
 
-# The browser and its flags are tools/readability.py's, the measuring script this test shares.
+# The browser and its flags are tools/browser.py's, which the readability measurement and the PDF share.
 CHROMIUM_FLAGS = (*CHROMIUM_FLAGS, "--window-size=1280,900")
 PAGE_TIMEOUT_S = 60
 CHAPTER = re.compile(r"^book/\d\d_[^/]+$")
@@ -263,7 +263,7 @@ def _measured(driver, url: str) -> dict:
 @pytest.fixture(scope="module")
 def phone():
     """A headless Chromium whose page is 390 CSS px wide (a phone held upright)."""
-    from tools.readability import chromium
+    from tools.browser import chromium
 
     if find_executable(CHROMIUM) is None or find_executable(DRIVER) is None:
         skip_or_fail("no headless browser: apt-get install -y chromium chromium-driver")

@@ -51,6 +51,9 @@ OVERRIDES = {"togglebutton_selector": ".book-pdf-nothing-to-fold"}
 PAPER = {"en": (8.5, 11.0), "zh_CN": (8.27, 11.69)}
 PRINTED_PAGE = "book.html"  # the one-page book, at the build's root where its links resolve
 PRINT_TIMEOUT_S = 300
+DOCUMENT_ID = re.compile(r"^document-")  # Sphinx's marker of a page in the one-page book
+TO_DOCUMENT = re.compile(r"^#document-")  # a link to it
+IN_PAGE = re.compile(r"^#")  # a link within the one page
 
 # Runs in the page (async) before it is printed: every image loaded (none is lazy), the fonts ready,
 # MathJax's typesetting finished; each chapter (a top-level section with an <h1>) printed on pages
@@ -93,7 +96,7 @@ const done = arguments[arguments.length - 1];
 
 def browser() -> str | None:
     """A Chromium or Chrome to print with, or ``None``."""
-    from tools.readability import CHROMIUM, DRIVER, find_executable
+    from tools.browser import CHROMIUM, DRIVER, find_executable
 
     if find_executable(DRIVER) is None:
         return None
@@ -163,24 +166,25 @@ def promote_chapters(soup) -> int:
     page) and links to it go to the chapter's section; an id that an earlier page already has (every
     chapter has its "Exercises", "Summary", "References") is made the page's own, with the page's
     links to it. Returns the number of pages raised."""
-    markers = [(marker, marker.find_next_sibling("section")) for marker in soup.select("span[id^='document-']")]
+    # (find_all, not CSS selectors: soupsieve took seconds over the whole book's page)
+    markers = [(marker, marker.find_next_sibling("section")) for marker in soup.find_all("span", id=DOCUMENT_ID)]
     markers = [(marker, page) for marker, page in markers if page is not None]
-    inside = {id(tag) for _, page in markers for tag in (page, *page.select("[id]"))}
-    seen = {tag["id"] for tag in soup.select("[id]") if id(tag) not in inside}
+    inside = {id(tag) for _, page in markers for tag in (page, *page.find_all(id=True))}
+    seen = {tag["id"] for tag in soup.find_all(id=True) if id(tag) not in inside}
     seen -= {marker["id"] for marker, _ in markers}
     to_marker = {}  # the links to each marker, found in one pass
-    for link in soup.select("a[href^='#document-']"):
+    for link in soup.find_all("a", href=TO_DOCUMENT):
         to_marker.setdefault(link["href"][1:], []).append(link)
     raised = 0
     for marker, page in markers:
         for heading in page.find_all(re.compile(r"^h[2-6]$")):
             heading.name = f"h{int(heading.name[1]) - 1}"
         renamed = {}
-        for tag in [page, *page.select("[id]")]:
+        for tag in [page, *page.find_all(id=True)]:
             if tag["id"] in seen:
                 renamed[tag["id"]] = tag["id"] = f"{tag['id']}--{raised + 1}"
             seen.add(tag["id"])
-        for link in page.select("a[href^='#']"):
+        for link in page.find_all("a", href=IN_PAGE):
             if (anchor := link["href"][1:]) in renamed:
                 link["href"] = f"#{renamed[anchor]}"
         # (Chromium writes a destination for a section's id, but for no id with a slash in it)
@@ -196,9 +200,9 @@ def link_what_is_left_out(soup) -> int:
     """A link to what the one-page book leaves out (a folded cell's figure: ``hidden``) goes to its
     page on the site instead, in place; returns how many links were changed."""
     root = urljoin(soup.select_one("link[rel=canonical]")["href"], "../")
-    hidden = {tag["id"]: tag for folded in soup.select("[hidden]") for tag in folded.select("[id]")}
+    hidden = {tag["id"]: tag for folded in soup.find_all(hidden=True) for tag in folded.find_all(id=True)}
     changed = 0
-    for link in soup.select("a[href^='#']"):
+    for link in soup.find_all("a", href=IN_PAGE):
         target = hidden.get(link["href"][1:])
         if target is None:
             continue
@@ -232,7 +236,9 @@ def headings(soup) -> list[tuple[int, str, str]]:
     """The book's chapters and their sections, in order: (level 1 or 2, title as plain text, the id
     of its section), from the ``<h1>`` and ``<h2>`` of the one-page book (after :func:`promote_chapters`)."""
     found = []
-    for heading in soup.select("article section > h1, article section > h2"):
+    article = soup.find("article")
+    chapters_and_sections = article.find_all(["h1", "h2"]) if article else []
+    for heading in (h for h in chapters_and_sections if h.parent.name == "section"):  # article section > h1, h2
         title = re.sub(r"\\[()]", "", heading_text(heading))  # inline math: its source
         title = re.sub(r"\\(\w+)", r"\1", title).replace("{", "").replace("}", "")
         found.append((int(heading.name[1]), title, heading.parent["id"]))
@@ -287,7 +293,7 @@ def print_pdf(page: Path, target: Path, language: str) -> dict:
     """Print ``page`` to ``target`` on ``language``'s paper (:data:`PAPER`) with headless Chromium, once
     every image, font and equation is ready; what the page reported (:data:`_PREPARE`). Raises if an
     image did not load or MathJax did not finish."""
-    from tools.readability import chromium, serve
+    from tools.browser import chromium, serve
 
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_name(target.name + ".partial")

@@ -22,14 +22,14 @@ from test_explorers import examples, hostile_examples
 
 import lib
 from conftest import REPO, skip_or_fail
-from tools.readability import CHROMIUM, DRIVER, find_executable
+from tools.browser import CHROMIUM, DRIVER, find_executable
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")
 def browser():
-    from tools.readability import chromium
+    from tools.browser import chromium
 
     if find_executable(CHROMIUM) is None or find_executable(DRIVER) is None:
         skip_or_fail("no headless browser: apt-get install -y chromium chromium-driver")
@@ -281,7 +281,7 @@ def test_on_a_phone_every_row_can_be_tapped_and_no_word_is_cut_off(tmp_path: Pat
 
     from lib.book.explorers import redraw
     from lib.book.explorers.words import WORDS
-    from tools.readability import chromium
+    from tools.browser import chromium
 
     if find_executable(CHROMIUM) is None or find_executable(DRIVER) is None:
         skip_or_fail("no headless browser: apt-get install -y chromium chromium-driver")

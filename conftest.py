@@ -269,7 +269,7 @@ def pytest_runtest_setup(item) -> None:
 #   3. the other tests that do not read the site;
 #   4. last, the tests that read the build (marker `site`) and the Colab-like run (which picks its
 #      chapter from the build's measured run times): the longest first, the two browser files (one
-#      language each, so that both workers can have one), then the others.
+#      language each, so that both workers can have one), then the Colab-like run, then the others.
 # Within a browser file a page's tests run one after another, in the file's order: they share one
 # load of the page (tests/test_browser.py).
 
@@ -282,8 +282,10 @@ def _work_order(item) -> int:
         return 1
     if item.get_closest_marker("browser"):
         return 3
-    if item.get_closest_marker("site") or item.get_closest_marker("colab"):
+    if item.get_closest_marker("colab"):
         return 4
+    if item.get_closest_marker("site"):
+        return 5
     return 2
 
 

@@ -66,7 +66,7 @@ def pytest_sessionfinish(session, exitstatus) -> None:
 # --- Where the time goes: every test's wall time and CPU time, per worker ----------------------------
 # Each process (each xdist worker, or pytest alone) writes one line per test to
 # _build/.test-timeline/<worker>.jsonl (the latest run only): its start and end (wall clock) and the CPU
-# seconds that the worker and the children it waited for (kernels, the site build, the browser) used
+# seconds that the worker and the children it waited for (kernels, the site build; not Chromium) used
 # meanwhile; session.json, the run's start and end. `python -m tools.timeline` reads them: each
 # worker's busy and idle time, the phases, and the files that wait rather than compute.
 

@@ -46,6 +46,44 @@ NBVAL_RUNS = execution.BUILD / ".nbval-runs" / _RUN_ID  # the repository's conft
 NOTEBOOK_WAIT_S = 30 * 60
 
 
+def write_claims_book(src: Path, conf: str = "") -> None:
+    """A small Sphinx project in `src` for the tests of the claims on a page: conf.py with myst-nb, the
+    book's extensions (tools/book_ext/) and _config.yml's MIME priorities (plus the lines `conf`), an index
+    listing `book/05_x` (the test writes that notebook) and the Claims appendix `book/claims`."""
+    import yaml
+
+    config = yaml.safe_load((REPO / "_config.yml").read_text(encoding="utf-8"))
+    overrides = config["sphinx"]["config"]["nb_mime_priority_overrides"]
+    (src / "book").mkdir(parents=True)
+    (src / "conf.py").write_text(
+        "import sys\n"
+        f"sys.path.insert(0, {str(REPO / 'tools')!r})\n"  # as _config.yml's local_extensions
+        "extensions = ['myst_nb', 'book_ext']\n"
+        "nb_execution_mode = 'off'\n"
+        f"nb_mime_priority_overrides = {[tuple(o) for o in overrides]!r}\n" + conf,
+        encoding="utf-8",
+    )
+    (src / "index.md").write_text("# Book\n\n```{toctree}\nbook/05_x\nbook/claims\n```\n", encoding="utf-8")
+    (src / "book" / "claims.md").write_text("# Claims\n\n```{claims-ledger}\n```\n", encoding="utf-8")
+
+
+def build_claims_book(src: Path, out: Path, **confoverrides) -> tuple[int, str]:
+    """Build `src` (`write_claims_book`) as HTML into `out`: (Sphinx's status code, its warnings). Inside
+    docutils_namespace, as sphinx-build runs, so the nodes and directives it registers are gone after
+    it: a second build in the same process (another test) warns of nothing."""
+    import io
+
+    from sphinx.application import Sphinx
+    from sphinx.util.docutils import docutils_namespace
+
+    warnings = io.StringIO()
+    with docutils_namespace():
+        app = Sphinx(src, src, out / "html", out / "doctrees", "html", status=None, warning=warnings,
+                     confoverrides=confoverrides)  # fmt: skip
+        app.build()
+    return app.statuscode, warnings.getvalue()
+
+
 def in_ci() -> bool:
     """CI (`.ci/run`, CI=true) must run every test: there a missing tool is a failure, not a skip."""
     return os.environ.get("CI", "").lower() in ("1", "true", "yes")

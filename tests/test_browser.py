@@ -20,7 +20,8 @@ On a phone (390 px), on every page of both languages (issue 64): code keeps its 
 line of code continues left of its indentation, no printed line or pandas value wraps), nothing is
 cut off (what is wider than its box scrolls inside it), and what scrolls shows a shadow at the edge it
 continues past. On a desktop (1280 px, light and dark) no empty bar tops the page; in dark mode the
-lib.show_source listings take the dark theme's colours.
+lib.show_source listings take the dark theme's colours. Every claim box shows each value under a plain
+label, smaller than the statement and at AA contrast in both themes, and stays in its column on a phone.
 
 Needs Debian's `chromium` and `chromium-driver` (`.ci/run` installs them). Without them the test is
 skipped locally and fails in CI (CI=true). Chromium runs with `--headless --no-sandbox --disable-gpu
@@ -625,6 +626,68 @@ def test_source_listings_are_dark_in_dark_mode(docname: str, browser, site_url: 
     assert seen["listing"] == seen["cells"], f"{docname}: listing on {seen['listing']}, code cells on {seen['cells']}"
     assert seen["output"] == "rgba(0, 0, 0, 0)", f"{docname}: the listing's output has a backdrop: {seen['output']}"
     assert not seen["low"], f"{docname}: low contrast in dark mode: {seen['low']}"
+
+
+# --- The claim boxes (issue 64, item 2) -------------------------------------------------------------------
+
+# Runs in the page: in the theme given, every claim box (lib.claim): how many claims and boxes, and per
+# box of its values: their font size against the statement's, the contrast of their (translucent) text
+# on the box's ground, whether a value is shown as its name in the code (its tooltip) and `=` (no label),
+# and how far the box reaches past its column.
+_CLAIM_BOXES = r"""
+document.documentElement.dataset.theme = arguments[0];
+const rgba = (c) => { const m = c.match(/[\d.]+/g).map(Number); return [m[0], m[1], m[2], m.length > 3 ? m[3] : 1]; };
+const over = (top, under) => [0, 1, 2].map((i) => top[i] * top[3] + under[i] * (1 - top[3])).concat([1]);
+const ground = (el) => {
+  const chain = [];
+  for (let e = el; e; e = e.parentElement) chain.unshift(e);
+  return chain.reduce((bg, e) => over(rgba(getComputedStyle(e).backgroundColor), bg), [255, 255, 255, 1]);
+};
+const luminance = (c) => {
+  const [r, g, b] = c.slice(0, 3).map((v) => (v /= 255) <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4);
+  return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+};
+const contrast = (a, b) => { const [hi, lo] = [luminance(a), luminance(b)].sort((x, y) => y - x); return (hi + 0.05) / (lo + 0.05); };
+const problems = [];
+const boxes = [...document.querySelectorAll("div.book-claim")];
+for (const box of boxes) {
+  const statement = box.querySelector("strong").parentElement;
+  const column = box.closest(".cell_output") || box.parentElement;
+  const past = box.getBoundingClientRect().right - column.getBoundingClientRect().right;
+  if (past > 1) problems.push(`${statement.textContent.slice(0, 40)}: ${past.toFixed(0)} px past its column`);
+  for (const values of box.querySelectorAll("div[style*='opacity']")) {
+    const style = getComputedStyle(values), bg = ground(values), fg = rgba(style.color);
+    const shown = over([fg[0], fg[1], fg[2], fg[3] * Number(style.opacity)], bg);
+    const ratio = contrast(shown, bg), smaller = parseFloat(style.fontSize) < parseFloat(getComputedStyle(statement).fontSize);
+    if (ratio < 4.5) problems.push(`${values.textContent.slice(0, 40)}: contrast ${ratio.toFixed(2)}`);
+    if (!smaller) problems.push(`${values.textContent.slice(0, 40)}: not smaller than the statement`);
+    for (const value of values.children) {
+      if (value.textContent.startsWith(`${value.title}=`)) problems.push(`no label: ${value.textContent.slice(0, 40)}`);
+    }
+  }
+}
+return {boxes: boxes.length, claims: document.querySelectorAll("[id^='claim-']").length, problems};
+"""
+
+CLAIM_PAGES = [d for d in PAGES if CHAPTER.match(d)] + ["book/performance", "book/distributed"]
+
+
+@pytest.mark.parametrize("docname", CLAIM_PAGES + [f"zh/{d}" for d in CLAIM_PAGES])
+def test_claim_boxes_read_at_a_glance(docname: str, browser, phone, site_url: str) -> None:
+    """Every claim box shows the statement first and each value under a plain label (never the code's
+    `name=`), smaller and at AA contrast (4.5) on its ground, light and dark, at 1280 px; it stays in
+    its column at 390 px; and a chapter's claims displayed one after another share boxes (fewer boxes
+    than claims, each claim's anchor kept)."""
+    problems = []
+    browser.get(f"{site_url}/{docname}.html")
+    for theme in ("light", "dark"):
+        seen = browser.execute_script(_CLAIM_BOXES, theme)
+        problems += [f"{theme}, 1280 px: {p}" for p in seen["problems"]]
+    phone.get(f"{site_url}/{docname}.html")
+    problems += [f"390 px: {p}" for p in phone.execute_script(_CLAIM_BOXES, "light")["problems"]]
+    assert not problems, f"{docname}: {len(problems)} problem(s):\n  " + "\n  ".join(problems[:15])
+    if CHAPTER.match(docname.removeprefix("zh/")):
+        assert 0 < seen["boxes"] < seen["claims"], f"{docname}: {seen['boxes']} boxes for {seen['claims']} claims"
 
 
 # --- Accessibility: axe-core, the engine of browsers' own audits, on every page of both languages ------

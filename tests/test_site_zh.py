@@ -7,7 +7,7 @@ Read from conftest.py's one site build (no browser; tests/test_browser.py opens 
 - each page links to its English counterpart and the English page to it (and both files exist);
 - the lecture's terms are on their chapters: every glossary term the English page uses, the Chinese
   page uses in Chinese;
-- exercise titles and claim statements read in Chinese;
+- exercise titles and claim statements read in Chinese, and so do the labels of the claims' values;
 - Chinese search finds words (Sphinx's Chinese index, segmented by jieba): 注意力 is a term of the index;
 - the Chinese build executed no notebook (it read the English build's execution cache).
 """
@@ -116,6 +116,10 @@ def test_exercises_and_claims_read_in_chinese(docname: str, built) -> None:
     english = [b for b in soup.select(".cell_output strong") if b.get_text().strip() in ("Claim:", "Check:")]
     assert not english, f"{len(english)} claim box(es) still English"
     assert boxes, "no claim box on the Chinese page"
+    # each measured value under its Chinese label (claim-values.po): "标签：值 单位", never "name=value"
+    values = [v.get_text() for box in soup.select("div.book-claim") for v in box.select("div[style*=opacity] > span")]
+    unlabelled = [v for v in values if "：" not in v or not CJK.search(v.split("：", 1)[0])]
+    assert not unlabelled, f"values without a Chinese label: {unlabelled[:5]}"
 
 
 def test_chinese_search_finds_words(built) -> None:

@@ -51,24 +51,25 @@ ENGLISH = BoxWords()
 @dataclass(frozen=True)
 class BoxLine:
     """One claim as a box shows it, in the reader's language: held or not, the heading (``"Claim: "``),
-    the statement, each value as ``label: value unit``, the mark's title, and, in a box of several
-    claims, the line's anchor (``claim-3``, the one the Claims appendix links to)."""
+    the statement, each value as its name in the code and how it is shown (``label: value unit``; the
+    name is the value's tooltip), the mark's title, and, in a box of several claims, the line's anchor
+    (``claim-3``, the one the Claims appendix links to)."""
 
     holds: bool
     heading: str
     statement: str
-    values: tuple[str, ...] = ()
+    values: tuple[tuple[str, str], ...] = ()
     title: str = ""
     anchor: str | None = None
 
     @property
     def data(self) -> dict:
         """The line as plain data (a docutils node keeps it while the site is built)."""
-        return {**self.__dict__, "values": list(self.values)}
+        return {**self.__dict__, "values": [list(value) for value in self.values]}
 
     @classmethod
     def from_data(cls, data: Mapping) -> BoxLine:
-        return cls(**{**data, "values": tuple(data.get("values", ()))})
+        return cls(**{**data, "values": tuple((name, shown) for name, shown in data.get("values", ()))})
 
 
 def _line_html(line: BoxLine, first: bool, rgb: str) -> str:
@@ -81,7 +82,10 @@ def _line_html(line: BoxLine, first: bool, rgb: str) -> str:
     )
     values = ""
     if line.values:
-        items = "".join(f'<span style="{_VALUE_STYLE}">{html.escape(value)}</span>' for value in line.values)
+        items = "".join(
+            f'<span title="{html.escape(name)}" style="{_VALUE_STYLE}">{html.escape(shown)}</span>'
+            for name, shown in line.values
+        )
         values = f'<div style="{_VALUES_STYLE}">{items}</div>'
     anchor = f' id="{html.escape(line.anchor)}"' if line.anchor else ""
     style = "" if first else f' style="{_NEXT_LINE_STYLE.format(rgb=rgb)}"'

@@ -190,13 +190,17 @@ class CheckedClaim:
 
         By default in English, with the labels of :mod:`lib.book.claim_labels`; the site in another
         language gives the `statement`, the `labels` and the `words` in that language. A value
-        without a label is shown as in the line, ``name=value``.
+        without a label is shown as in the line, ``name=value``; each value keeps its name in the code
+        (the box shows it as the value's tooltip).
         """
         labels = value_labels(self.statement) if labels is None else labels
         values = tuple(
-            labels[name].shows(format_value(value), words.colon)
-            if name in labels
-            else f"{name}={format_value(value)}"
+            (
+                name,
+                labels[name].shows(format_value(value), words.colon)
+                if name in labels
+                else f"{name}={format_value(value)}",
+            )
             for name, value in self.values
         )
         return BoxLine(

@@ -474,28 +474,14 @@ def test_the_site_shows_the_box_and_the_appendix_reads_the_data_without_warnings
     whose outputs hold claim bundles, and of a Claims appendix: no warning ("skipping unknown output
     mime type" would fail the book's -W build), the page shows each claim's box with its anchor and
     never its data, and the appendix has one table of claims and one of checks."""
-    import io
-
     import yaml
-    from sphinx.application import Sphinx
 
-    from tools import sweep_ledger
+    from conftest import REPO, build_claims_book, write_claims_book
 
-    config = yaml.safe_load((sweep_ledger.ROOT / "_config.yml").read_text(encoding="utf-8"))
-    overrides = config["sphinx"]["config"]["nb_mime_priority_overrides"]
-    assert ["*", CLAIM_MIME, None] in overrides
+    config = yaml.safe_load((REPO / "_config.yml").read_text(encoding="utf-8"))
+    assert ["*", CLAIM_MIME, None] in config["sphinx"]["config"]["nb_mime_priority_overrides"]
     src = tmp_path / "src"
-    (src / "book").mkdir(parents=True)
-    (src / "conf.py").write_text(
-        "import sys\n"
-        f"sys.path.insert(0, {str(sweep_ledger.ROOT / 'tools')!r})\n"  # as _config.yml's local_extensions
-        "extensions = ['myst_nb', 'book_ext']\n"
-        "nb_execution_mode = 'off'\n"
-        f"nb_mime_priority_overrides = {[tuple(o) for o in overrides]!r}\n",
-        encoding="utf-8",
-    )
-    (src / "index.md").write_text("# Book\n\n```{toctree}\nbook/05_x\nbook/claims\n```\n", encoding="utf-8")
-    (src / "book" / "claims.md").write_text("# Claims\n\n```{claims-ledger}\n```\n", encoding="utf-8")
+    write_claims_book(src)
     bundles = [
         CheckedClaim.of("RNN — no attention — stays below", True, {"acc": 0.41, "accs": [0.5, float("nan")]}),
         CheckedClaim.of("two implementations agree", True, {"err": 1e-7}, "Check"),
@@ -509,10 +495,8 @@ def test_the_site_shows_the_box_and_the_appendix_reads_the_data_without_warnings
     nbformat.write(nb, src / "book" / "05_x.ipynb")
     ledger = {"chapters": {"05": {"seeds": [0, 1], "claims": []}}}
     (src / "book" / "claims_sweep.json").write_text(json.dumps(ledger), encoding="utf-8")
-    warnings = io.StringIO()
-    app = Sphinx(src, src, tmp_path / "html", tmp_path / "doctrees", "html", status=None, warning=warnings)
-    app.build()
-    assert warnings.getvalue() == "" and app.statuscode == 0
+    status, warnings = build_claims_book(src, tmp_path)
+    assert warnings == "" and status == 0
     page = (tmp_path / "html" / "book" / "05_x.html").read_text(encoding="utf-8")
     assert page.count('class="book-claim"') == 2 and 'id="claim-1"' in page and 'id="claim-2"' in page
     assert CLAIM_MIME not in page and '"holds"' not in page

@@ -449,3 +449,29 @@ def test_every_row_is_a_target_a_finger_can_tap() -> None:
             assert width >= 27 and height >= 27 * 0.999, (explorer.name, width, height)
         for row in rows:
             assert float(re.search(r'font-size="([\d.]+)"', row)[1]) >= 10, row
+
+
+def test_a_distribution_is_not_called_weights() -> None:
+    """Issue 64: chapter 10's cloze explorer shows a model's probabilities over the cities, and called
+    them weights, attention's word. With quantity="probabilities" the figure, its script and its
+    readout say probabilities; everything drawn is the same; the Chinese redraw keeps the choice."""
+    import json
+
+    from lib.book.explorers import EXPLORER_MIME, redraw
+
+    p = torch.softmax(torch.randn(2, 3, 4, generator=torch.Generator().manual_seed(1)), -1)
+    args = (p, ["Ana", "Bo", "Cy"], ["Lima", "Oslo", "Riga", "Rome"])
+    kw = dict(selectors=[("model", ["before", "after"])], row_title="person", column_title="place")
+    shown = lib.attention_explorer(*args, **kw, quantity="probabilities")
+    weights = lib.attention_explorer(*args, **kw)
+    readout = re.search(r'class="explorer-readout"[^>]*>([^<]*)<', shown.html).group(1)
+    assert "most probable" in readout and "probabilities sum to 1.00" in readout and "weight" not in readout
+    assert "show its probabilities" in shown.html and "its weights" not in shown.html  # the rows' labels
+    script = re.search(r"S=(\{.*?\});", shown.html).group(1)
+    assert "most probable" in script and "most weight" not in script and '"bar"' in script  # the rest: attention's
+    same = re.sub(r"weights|most weight on|probabilities|most probable", "", weights.html)
+    assert len(shown.html) != len(weights.html) and "rect" in same
+    call = json.loads(json.dumps(shown._repr_mimebundle_()[EXPLORER_MIME], sort_keys=True))
+    assert redraw(call, {}).html == shown.html
+    with pytest.raises(ValueError, match="quantity='probability' is unknown"):
+        lib.attention_explorer(*args, **kw, quantity="probability")

@@ -22,9 +22,12 @@ from .draw import (
     text_width,
     wrap,
 )
+from ...model.checks import check_choice
 from .explorer import Explorer, call_of
 from .kit import el, join, number
 from .words import say, term
+
+QUANTITIES = ("weights", "probabilities")  # what an attention_explorer's rows hold: the words it says
 
 _SCRIPT = """
 const sel=$$('select[data-selector]');let view=0,row=0;
@@ -68,6 +71,7 @@ def attention_explorer(
     column_title: str = "key",
     vmax: float | None = None,
     name: str = "attention",
+    quantity: str = "weights",
 ) -> Explorer:
     r"""Attention weights ``[*S, T_q, T_k]`` as a heatmap: point at a query (its row) to see its weights
     :math:`\alpha_{ij}` over the keys as bars below the map, and their sum; with ``values`` (one number
@@ -78,10 +82,13 @@ def attention_explorer(
     ``rows`` and ``columns`` label the queries and keys; a list of label lists gives one per option of
     the first selector (e.g. one per sentence, of equal lengths). The colours run from 0 to ``vmax``
     (default: the largest weight of all views), as :func:`lib.plot_attention`'s; the bars from 0 to 1.
+    ``quantity``: what the rows hold, ``"weights"`` (attention's) or ``"probabilities"`` (a model's
+    distributions over the columns, e.g. chapter 10's cloze): the words the explorer says, nothing else.
     """
+    words = {"weights": "attention", "probabilities": "distribution"}[check_choice("quantity", quantity, QUANTITIES)]
     call = call_of("attention_explorer", [row_title, column_title, *(t for s in selectors for t in (s[0], *s[1]))],
                    weights=weights, rows=rows, columns=columns, selectors=selectors, values=values,
-                   row_title=row_title, column_title=column_title, vmax=vmax, name=name)  # fmt: skip
+                   row_title=row_title, column_title=column_title, vmax=vmax, name=name, quantity=quantity)  # fmt: skip
     row_title, column_title = term(row_title), term(column_title)
     selectors = [(term(label), [term(o) for o in options]) for label, options in selectors]
     w = torch.as_tensor(weights).detach().float().cpu()
@@ -113,8 +120,8 @@ def attention_explorer(
     top = 14 + 0.72 * max(text_width(s, size) for cs in column_sets for s in cs)  # labels at 45 degrees
     # wide enough for the map and its last column's label (at 45 degrees); the words below wrap to it
     width = max(left + K * cell + 8, left + (K - 0.5) * cell + 0.72 * text_width(column_sets[0][-1], size) + 4)
-    bars_words = say("attention.bars", row=row_title, column=column_title)
-    hint = say("attention.hint", row=row_title, column=column_title)
+    bars_words = say(f"{words}.bars", row=row_title, column=column_title)
+    hint = say(f"{words}.hint", row=row_title, column=column_title)
     bars_lines, hint_lines = len(wrap(bars_words, 10, width - left - 8)), len(wrap(hint, 10, width - 16))
     bars_top = top + Q * cell + 26 + 13 * (bars_lines - 1)
     bar_height = 64.0
@@ -127,7 +134,7 @@ def attention_explorer(
     for j, label in enumerate(column_sets[0]):
         parts.append(column_label(left + (j + 0.5) * cell, top - 6, label, size, class_="col-label", data_col=str(j)))
     for i, label in enumerate(row_sets[0]):
-        aria = say("attention.row_aria", row=row_title, label=label)
+        aria = say(f"{words}.row_aria", row=row_title, label=label)
         for j in range(K):
             parts.append(el("rect", x=left + j * cell, y=top + i * cell, width=cell, height=cell,
                             fill=blues(float(first[i, j]) / top_colour), class_="cell", data_row=str(i), data_col=str(j)))  # fmt: skip
@@ -170,16 +177,22 @@ def attention_explorer(
     controls = join(select(label, options, k) for k, (label, options) in enumerate(selectors))
     views = say("common.list").join(say("attention.view", label=label, option=str(o[0])) for label, o in selectors)
     readout = _readout(first[0], row_title, column_title, row_sets[0][0], column_sets[0],
-                       say("attention.views", views=views) if selectors else "")  # fmt: skip
+                       say("attention.views", views=views) if selectors else "", words)  # fmt: skip
     if values is not None:
         output = sum(float(a) * float(v) for a, v in zip(first[0], values))  # o = Σ_j α_0j v_j
         readout += say("attention.output", output=number(output, ".2f"))
     return Explorer(name, join(parts), width=width, height=height, data=data, script=_SCRIPT,
-                    controls=controls, readout=readout, words="attention", call=call)  # fmt: skip
+                    controls=controls, readout=readout, words=words, call=call)  # fmt: skip
 
 
 def _readout(
-    weights: torch.Tensor, row_title: str, column_title: str, label: str, columns: list[str], views: str
+    weights: torch.Tensor,
+    row_title: str,
+    column_title: str,
+    label: str,
+    columns: list[str],
+    views: str,
+    words: str = "attention",
 ) -> str:
     """The line below the figure for one row of weights: the key with the most weight, or, where several
     tie (to the three decimals the data keeps: 0.5 and 0.5, four times 0.25), all of them; ``equal
@@ -191,4 +204,4 @@ def _readout(
                   sum=number(float(weights.sum()), ".2f"), n=number(len(w)), column=column_title,
                   keys=say("common.list").join(say("attention.quoted", key=columns[j]) for j in tied))  # fmt: skip
     entry = "readout_even" if len(tied) == len(w) > 1 else "readout_tie" if len(tied) > 1 else "readout"
-    return say(f"attention.{entry}", **values)
+    return say(f"{words}.{entry}", **values)

@@ -105,6 +105,15 @@ WORDS: dict[str, str] = {
     "attention.quoted": "“{key}”",
     "attention.views": " ({views})",
     "attention.output": "; output o = Σ αⱼ vⱼ = {output}",
+    # attention_explorer(quantity="probabilities"): a model's probability distributions (chapter 10's
+    # cloze), drawn alike but not called weights, which is attention's word; the rest as attention.*
+    "distribution.hint": "Point at a {row} (a row) to see its probabilities over the {column}s.",
+    "distribution.bars": "the {row}'s probabilities over the {column}s",
+    "distribution.row_aria": "{row} {label}: show its probabilities",
+    "distribution.readout": "{row} “{label}”{views}: most probable “{key}” ({weight}); probabilities sum to {sum}",
+    "distribution.readout_tie": "{row} “{label}”{views}: equally probable {keys} ({weight} each); "
+    "probabilities sum to {sum}",
+    "distribution.readout_even": "{row} “{label}”{views}: all {n} {column}s equally probable ({weight} each)",
     # mask_explorer: which keys each query may see
     "masks.look": "look-ahead mask",
     "masks.pad": "padding mask",
@@ -154,11 +163,18 @@ def say(entry: str, /, **values: str) -> str:
     return _FIELD.sub(lambda m: values[m[1]], template)
 
 
+#: A kind that words only some of its entries itself, and the kind whose entries it takes for the rest.
+BASED_ON = {"distribution": "attention"}
+
+
 def for_script(kind: str) -> dict[str, str]:
-    """The plain-text entries of ``kind`` and ``common``, by the part of the key after the dot: what
-    the kind's script reads as ``say('readout', {...})``."""
+    """The plain-text entries of ``kind`` and ``common`` (and of the kind it is :data:`BASED_ON`, which its
+    own entries override), by the part of the key after the dot: what the kind's script reads as
+    ``say('readout', {...})``."""
+    kinds = ["common", *([BASED_ON[kind]] if kind in BASED_ON else []), kind]
     return {
         key.partition(".")[2]: _template(key)
+        for k in kinds
         for key, template in WORDS.items()
-        if key.partition(".")[0] in (kind, "common") and not isinstance(template, Html)
+        if key.partition(".")[0] == k and not isinstance(template, Html)
     }

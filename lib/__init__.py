@@ -8,7 +8,8 @@ The model is :mod:`lib.model` (it imports only torch); around it, by role:
 - :mod:`lib.rnn`: the LSTM baselines; :mod:`lib.lookup_model`: chapter 4's linked-list model;
 - :mod:`lib.efficient`: efficient attention;
 - :mod:`lib.pretrained`: a real pretrained encoder; :mod:`lib.classifier`: it with a classification head,
-  fine-tuned on :mod:`lib.reviews` (real movie reviews); :mod:`lib.bench`: benchmarks (``python -m lib.bench``).
+  fine-tuned on :mod:`lib.reviews` (real movie reviews); :mod:`lib.translation`: real English–Spanish
+  sentence pairs, their words and BLEU/chrF; :mod:`lib.bench`: benchmarks (``python -m lib.bench``).
 
 Chapters import everything from here::
 
@@ -93,6 +94,19 @@ _EXPORTS = {
     "pretrained": ["load_minilm", "sentence_embeddings"],
     "classifier": ["ClassifierTop", "SequenceClassifier", "frozen_features", "load_minilm_classifier"],
     "reviews": ["bag_of_words", "load_reviews"],
+    "translation": [
+        "SentencePairs",
+        "WordVocab",
+        "corpus_scores",
+        "detokenize",
+        "grouped_references",
+        "load_tatoeba",
+        "sentence_groups",
+        "split_pairs",
+        "tokenize",
+        "translate",
+        "translation_dataset",
+    ],
 }
 _WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
 _SUBPACKAGES = (
@@ -107,6 +121,7 @@ _SUBPACKAGES = (
     "pretrained",
     "classifier",
     "reviews",
+    "translation",
 )
 
 __all__ = sorted(_WHERE)

@@ -106,6 +106,7 @@ _EXPORTS = {
         "tokenize",
         "translate",
         "translation_dataset",
+        "words_only",
     ],
 }
 _WHERE = {name: module for module, names in _EXPORTS.items() for name in names}

@@ -155,7 +155,8 @@ class WordVocab(Vocab):
 # ----------------------------------------------------------------------------------------------
 
 
-def _words_only(text: str) -> str:
+def words_only(text: str) -> str:
+    """A sentence up to case and punctuation: its lower-cased words, one space apart (``"Hi!"`` -> ``"hi"``)."""
     return " ".join(re.findall(r"\w+", text.lower()))
 
 
@@ -174,7 +175,7 @@ def sentence_groups(pairs: SentencePairs) -> list[list[int]]:
     for column in (pairs.english, pairs.spanish):
         first: dict[str, int] = {}
         for i, sentence in enumerate(column):
-            j = first.setdefault(_words_only(sentence), i)
+            j = first.setdefault(words_only(sentence), i)
             parent[root(i)] = root(j)
     groups: dict[int, list[int]] = {}
     for i in range(len(pairs)):

@@ -168,3 +168,10 @@ def test_scores_are_sacrebleus_case_blind_with_every_reference() -> None:
         corpus_scores(["a"], ["a"])
     with pytest.raises(TypeError, match="hypotheses must be a non-empty list"):
         corpus_scores([], [])
+
+
+def test_words_only_ignores_case_and_punctuation() -> None:
+    from lib.translation import words_only
+
+    assert words_only("¿Dónde está Tom?") == words_only("dónde  está tom") == "dónde está tom"
+    assert words_only("Hi.") == words_only("Hi!") != words_only("Hi, Tom.")

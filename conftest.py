@@ -21,7 +21,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import statistics
 from pathlib import Path
 
 if os.environ.get("PYTEST_XDIST_WORKER"):
@@ -31,6 +30,7 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
 os.environ.setdefault("TQDM_DISABLE", "1")
 
 from tools import execution  # noqa: E402  (the execution cache and its stamp)
+from tools.common import sweep_seconds  # noqa: E402  (the seed sweep's run times, for the order)
 
 REPO = Path(__file__).resolve().parent
 BUILD = execution.BUILD  # _build, or $BOOK_BUILD_DIR
@@ -266,12 +266,29 @@ def pytest_runtest_setup(item) -> None:
 #      sweep last), so that the two workers finish together: the last notebook handed out is short;
 #   2. tests/test_site.py: a worker builds the site from the cache (it waits for the notebooks the
 #      other worker is still running), while the other runs the tests that do not read the site;
-#   3. the other tests that do not read the site;
-#   4. last, the tests that read the build (marker `site`) and the Colab-like run (which picks its
-#      chapter from the build's measured run times): the longest first, the two browser files (one
-#      language each, so that both workers can have one), then the Colab-like run, then the others.
+#   3. the other tests that do not read the site, the Colab-like run among them (it picks its chapter
+#      by the seed sweep's run times, not the build's), the longest first;
+#   4. last, the tests that read the build (marker `site`): the two browser files first (one language
+#      each, so that both workers have one), then the others, the longest first, so that the two
+#      workers finish together (the last file handed out is short).
+# "The longest first" within a group: as long as FILE_SECONDS says (by file name), a file it does not
+# name last.
 # Within a browser file a page's tests run one after another, in the file's order: they share one
 # load of the page (tests/test_browser.py).
+
+# The files of more than about 20 s: their wall time in the clean-clone run of 699bcbb (quiet 2-core
+# machine, beside the other worker). Only their order matters.
+FILE_SECONDS = {
+    "test_colab.py": 94,
+    "test_any_cpu.py": 71,
+    "test_pdf.py": 55,
+    "test_site_zh.py": 54,
+    "test_editions.py": 48,
+    "test_setup_cells.py": 42,
+    "test_assignments.py": 38,
+    "test_site_content.py": 23,
+    "test_plots_svg.py": 20,
+}
 
 
 def _work_order(item) -> int:
@@ -282,10 +299,8 @@ def _work_order(item) -> int:
         return 1
     if item.get_closest_marker("browser"):
         return 3
-    if item.get_closest_marker("colab"):
-        return 4
     if item.get_closest_marker("site"):
-        return 5
+        return 4
     return 2
 
 
@@ -293,21 +308,6 @@ def _page(item) -> str | None:
     """The page a browser test checks (its `docname` parameter), or None."""
     callspec = getattr(item, "callspec", None)
     return callspec.params.get("docname") if callspec and item.get_closest_marker("browser") else None
-
-
-def sweep_seconds() -> dict[str, float]:
-    """How long each notebook of the seed sweep ran, by file name: the median over its runs
-    (`book/claims_sweep.json`, written by `python -m tools.sweep`; read here, not with `tools.sweep_ledger.load`,
-    which imports torch into every pytest process)."""
-    try:
-        chapters = json.loads((REPO / "book" / "claims_sweep.json").read_text(encoding="utf-8"))["chapters"]
-    except (OSError, ValueError, KeyError):
-        return {}
-    return {
-        entry["notebook"]: statistics.median(runs)
-        for entry in chapters.values()
-        if (runs := list(entry.get("seconds", {}).values()))
-    }
 
 
 def pytest_collection_modifyitems(session, config, items) -> None:
@@ -324,7 +324,7 @@ def pytest_collection_modifyitems(session, config, items) -> None:
 
     def order(item) -> tuple[int, float, int, int]:
         group = by_file[item.path]
-        longest_first = -seconds.get(item.path.name, 0.0) if group == 0 else 0.0
+        longest_first = -(seconds.get(item.path.name, 0.0) if group == 0 else FILE_SECONDS.get(item.path.name, 0.0))
         return group, longest_first, file_rank[item.path], page_rank[(item.path, _page(item))]
 
     items.sort(key=order)  # stable: a file's tests (of one page) in the collection order

@@ -99,25 +99,21 @@ def skip_or_fail(reason: str) -> None:
 def chapters_to_execute() -> list[Path]:
     """The chapters that the Colab-like test (tests/test_colab.py) executes.
 
-    By default only the cheapest: the chapter that the last site build measured as the fastest
-    (`_build/html/_static/chapter-runtimes.json`, written by tools/book_ext/runtimes.py), else the first one.
-    What it checks (installing lib from git, the stripped exercises) is the same in every
-    chapter, and every chapter already runs twice in CI (nbval and the site build), so running them
-    all again would add a few minutes per chapter for little. `BOOK_TEST_ALL_CHAPTERS=1` runs every
-    chapter.
+    By default only the cheapest: the chapter with the shortest median run time in the seed sweep
+    (`book/claims_sweep.json`, `tools.common.sweep_seconds`), else the first one. The choice needs
+    no site build, so the Colab-like run goes beside the build rather than after it (conftest.py).
+    What it checks (installing lib from git, the stripped exercises) is the same in every chapter,
+    and every chapter already runs under nbval, so running them all again would add a few minutes
+    per chapter for little. `BOOK_TEST_ALL_CHAPTERS=1` runs every chapter.
     """
-    from tools.common import chapters
+    from tools.common import chapters, sweep_seconds
 
     found = chapters(REPO)
     if not found or os.environ.get("BOOK_TEST_ALL_CHAPTERS") == "1":
         return found
-    try:
-        measured = json.loads((HTML / "_static" / "chapter-runtimes.json").read_text())["chapters"]
-    except (OSError, ValueError, KeyError):
-        return found[:1]
-    seconds = {REPO / f"{doc}.ipynb": data.get("seconds") for doc, data in measured.items()}
-    timed = [p for p in found if seconds.get(p)]
-    return [min(timed, key=lambda p: seconds[p])] if timed else found[:1]
+    seconds = sweep_seconds(REPO)
+    timed = [p for p in found if seconds.get(p.name)]
+    return [min(timed, key=lambda p: seconds[p.name])] if timed else found[:1]
 
 
 @dataclass

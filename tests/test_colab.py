@@ -22,8 +22,8 @@ versions are executed in a fresh kernel by tests/test_student.py.)
 Then the import lines of EVERY chapter are checked against the same environment: a chapter that
 imports something Colab does not have (and `lib` does not bring) fails here.
 
-It executes the cheapest chapter only, by default (`BOOK_TEST_ALL_CHAPTERS=1`: all; see
-conftest.chapters_to_execute). Needs git (Colab installs lib with `%pip install git+...`).
+It executes the cheapest chapter only, as the seed sweep measured them, by default
+(`BOOK_TEST_ALL_CHAPTERS=1`: all; see conftest.chapters_to_execute). Needs git (Colab installs lib with `%pip install git+...`).
 """
 
 from __future__ import annotations
@@ -75,6 +75,10 @@ def _kernel_env(venv: Path) -> dict:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "TQDM_DISABLE", "PYTHONHOME")}
     paths = [p for p in env.get("PATH", "").split(os.pathsep) if not p.startswith(str(Path(sys.prefix)))]
     env["PATH"] = os.pathsep.join([str(venv / "bin"), *paths])
+    # The setup cell's %pip writes no .pyc for what it installs (Python compiles what it imports): the
+    # same files as Colab's install, without compiling transformers' thousands of modules. pip reads
+    # this variable into its `compile` setting, so "0" is `--no-compile` ("1" would compile).
+    env["PIP_NO_COMPILE"] = "0"
     return env
 
 

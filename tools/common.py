@@ -3,7 +3,9 @@ exact text of a chapter's Colab setup cell (CONTRIBUTING.md, "The cell order", i
 
 from __future__ import annotations
 
+import json
 import re
+import statistics
 import subprocess
 import tomllib
 from pathlib import Path
@@ -42,6 +44,23 @@ def notebooks(repo: Path = REPO) -> list[Path]:
     """Every notebook page of the book (the chapters and the appendices' notebooks): each one has a
     Colab button, so each one starts with the setup cell."""
     return sorted(repo.glob("book/*.ipynb"))
+
+
+def sweep_seconds(repo: Path = REPO) -> dict[str, float]:
+    """How long each notebook ran in the seed sweep, by file name: the median over its runs
+    (`book/claims_sweep.json`, written by `python -m tools.sweep`), {} without a ledger. Read here with
+    the standard library, not with `tools.sweep_ledger.load`, which imports torch: every pytest process
+    calls this (conftest.py hands out the notebooks the longest first; the Colab-like test runs the
+    shortest chapter)."""
+    try:
+        chapters = json.loads((repo / "book" / "claims_sweep.json").read_text(encoding="utf-8"))["chapters"]
+    except (OSError, ValueError, KeyError):
+        return {}
+    return {
+        entry["notebook"]: statistics.median(runs)
+        for entry in chapters.values()
+        if (runs := list(entry.get("seconds", {}).values()))
+    }
 
 
 def chapter_number(path: Path | str) -> int:

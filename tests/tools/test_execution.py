@@ -15,6 +15,7 @@ import pytest
 
 from conftest import REPO
 from tools import execution, site
+from tools.common import sweep_seconds
 
 
 @pytest.fixture
@@ -167,18 +168,24 @@ class _Item:
 def test_the_notebooks_run_first_the_longest_first(pytestconfig, monkeypatch) -> None:
     """The notebooks go to the workers before every other test, the longest first (by the seed
     sweep's median run time; a notebook it does not sweep after those it does), so that the two
-    workers finish together; the site's readers come last."""
+    workers finish together; the site's readers come last, the browser files first; within a group
+    the longest file first (conftest.FILE_SECONDS)."""
     conftest = pytestconfig.pluginmanager.get_plugin(str(REPO / "conftest.py"))  # the root one, not tests/'s
     monkeypatch.setattr(conftest, "NESTED", True)  # no record of the notebooks this run executes
-    seconds = conftest.sweep_seconds()
+    seconds = sweep_seconds()
     swept = sorted(seconds, key=seconds.get, reverse=True)
     assert len(swept) >= 10 and "notes.ipynb" not in swept
     assert all(seconds[name] > 0 for name in swept)
     items = [_Item("tests/test_site_zh.py", "site"), _Item("tests/test_lib.py"), _Item("book/notes.ipynb")]
     items += [_Item(f"book/{name}") for name in sorted(swept)] + [_Item("tests/test_site.py")]
+    items += [_Item("tests/test_colab.py", "colab"), _Item("tests/test_pdf.py", "site")]
+    items += [_Item("tests/test_browser_zh.py", "browser"), _Item("tests/test_browser.py", "browser")]
     conftest.pytest_collection_modifyitems(None, None, items)
     assert [item.path.name for item in items] == [
-        *swept, "notes.ipynb", "test_site.py", "test_lib.py", "test_site_zh.py"
+        *swept, "notes.ipynb", "test_site.py",
+        "test_colab.py", "test_lib.py",  # beside the site build, the longest first
+        "test_browser_zh.py", "test_browser.py",  # then the browser files, one for each worker
+        "test_pdf.py", "test_site_zh.py",  # then the other readers of the build, the longest first
     ]  # fmt: skip
 
 

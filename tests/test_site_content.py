@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from pathlib import Path
@@ -80,7 +81,9 @@ class _Page:
         }
 
 
+@functools.cache
 def _page(docname: str) -> _Page:
+    """A built page, read once for all the tests of this file (what _Page keeps is never changed)."""
     return _Page((HTML / f"{docname}.html").read_text(encoding="utf-8"))
 
 

@@ -95,15 +95,24 @@ def _synthetic_chapter() -> nbformat.NotebookNode:
     )
 
 
-@pytest.fixture
-def book_copy(tmp_path: Path) -> Path:
-    """The parts of the repository that retarget touches, plus a synthetic chapter and its edition."""
+@pytest.fixture(scope="module")
+def book_template(tmp_path_factory) -> Path:
+    """The parts of the repository that retarget touches, plus a synthetic chapter and its editions,
+    made once for this file (writing the editions of every chapter in two languages takes seconds)."""
+    root = tmp_path_factory.mktemp("book")
     for name in ("_config.yml", "pyproject.toml", "_toc.yml"):
-        shutil.copy(REPO / name, tmp_path / name)
-    shutil.copytree(REPO / "book", tmp_path / "book", ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
-    shutil.copytree(REPO / editions.FOLDER, tmp_path / editions.FOLDER)
-    nbformat.write(_synthetic_chapter(), tmp_path / "book" / "99_synthetic.ipynb")
-    editions.write(tmp_path)
+        shutil.copy(REPO / name, root / name)
+    shutil.copytree(REPO / "book", root / "book", ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    shutil.copytree(REPO / editions.FOLDER, root / editions.FOLDER)
+    nbformat.write(_synthetic_chapter(), root / "book" / "99_synthetic.ipynb")
+    editions.write(root)
+    return root
+
+
+@pytest.fixture
+def book_copy(book_template: Path, tmp_path: Path) -> Path:
+    """A copy of `book_template` of this test's own, to change."""
+    shutil.copytree(book_template, tmp_path, dirs_exist_ok=True)
     return tmp_path
 
 

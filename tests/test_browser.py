@@ -712,10 +712,11 @@ def test_chapter_buttons_and_solutions(docname: str, browser, site_url: str) -> 
     _open(browser, f"{site_url}/{docname}.html")  # test_page_renders_cleanly reports what its load logged
     _changed(browser)  # the test opens the solutions
 
+    # Every link's address in one call (one WebDriver request per link took most of this test's time).
+    hrefs = browser.execute_script("return Array.from(document.querySelectorAll('a[href]'), (a) => a.href);")
+
     # The Colab link: exactly this chapter's notebook, in the repository _config.yml names.
-    colab = {
-        a.get_attribute("href") for a in browser.find_elements(By.CSS_SELECTOR, "a[href*='colab.research.google.com']")
-    }
+    colab = {h for h in hrefs if "colab.research.google.com" in h}
     expected = _expected_colab_url(docname)
     assert colab == {expected}, f"{docname}: Colab link(s) {sorted(colab)}; expected {expected}"
     edition = REPO / _edition(docname)
@@ -723,7 +724,6 @@ def test_chapter_buttons_and_solutions(docname: str, browser, site_url: str) -> 
 
     # The repository button.
     repo_url = yaml.safe_load((REPO / "_config.yml").read_text(encoding="utf-8"))["repository"]["url"].rstrip("/")
-    hrefs = [a.get_attribute("href") for a in browser.find_elements(By.CSS_SELECTOR, "a[href]")]
     assert any(h.rstrip("/") == repo_url for h in hrefs), f"{docname}: no repository button linking to {repo_url}"
 
     # The download button: the .ipynb is served, and it is this chapter's notebook.

@@ -51,7 +51,8 @@ def pytest_sessionstart(session) -> None:
         shutil.rmtree(BUILD / ".nbval-runs", ignore_errors=True)
         shutil.rmtree(TIMELINE, ignore_errors=True)
         TIMELINE.mkdir(parents=True, exist_ok=True)
-        (TIMELINE / "session.json").write_text(json.dumps({"start": __import__("time").time()}))
+        session = {"start": __import__("time").time(), "machine_start": machine_busy_seconds(), "cores": os.cpu_count()}
+        (TIMELINE / "session.json").write_text(json.dumps(session))
 
 
 def pytest_sessionfinish(session, exitstatus) -> None:
@@ -59,7 +60,10 @@ def pytest_sessionfinish(session, exitstatus) -> None:
     if not os.environ.get("PYTEST_XDIST_WORKER") and not NESTED and (TIMELINE / "session.json").exists():
         import time
 
-        times = json.loads((TIMELINE / "session.json").read_text()) | {"stop": time.time()}
+        times = json.loads((TIMELINE / "session.json").read_text()) | {
+            "stop": time.time(),
+            "machine_stop": machine_busy_seconds(),
+        }
         (TIMELINE / "session.json").write_text(json.dumps(times))
 
 
@@ -67,8 +71,9 @@ def pytest_sessionfinish(session, exitstatus) -> None:
 # Each process (each xdist worker, or pytest alone) writes one line per test to
 # _build/.test-timeline/<worker>.jsonl (the latest run only): its start and end (wall clock) and the CPU
 # seconds that the worker and the children it waited for (kernels, the site build; not Chromium) used
-# meanwhile; session.json, the run's start and end. `python -m tools.timeline` reads them: each
-# worker's busy and idle time, the phases, and the files that wait rather than compute.
+# meanwhile, and the whole machine's busy CPU seconds at its start and end (machine_busy_seconds);
+# session.json, the run's start and end. `python -m tools.timeline` reads them: each worker's busy and
+# idle time, how busy the machine's cores were, the phases, and the files that wait rather than compute.
 
 TIMELINE = BUILD / ".test-timeline"
 _STARTED: dict = {}
@@ -77,6 +82,18 @@ _CONFIG: list = []  # the run's config (pytest-xdist's controller, which hears o
 
 def pytest_configure(config) -> None:
     _CONFIG.append(config)
+
+
+def machine_busy_seconds() -> float | None:
+    """The CPU seconds the whole machine has been busy since it started, all cores and processes
+    together (Chromium's too, which a worker's own count misses): Linux's /proc/stat; None elsewhere."""
+    try:
+        with open("/proc/stat", encoding="ascii") as stat:
+            fields = [int(x) for x in stat.readline().split()[1:9]]
+    except (OSError, ValueError):
+        return None
+    user, nice, system, idle, iowait, irq, softirq, steal = fields
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
 
 
 def _cpu_seconds() -> float:
@@ -89,7 +106,7 @@ def _cpu_seconds() -> float:
 def pytest_runtest_logstart(nodeid, location) -> None:
     import time
 
-    _STARTED[nodeid] = (time.time(), _cpu_seconds())
+    _STARTED[nodeid] = (time.time(), _cpu_seconds(), machine_busy_seconds())
 
 
 def pytest_runtest_logfinish(nodeid, location) -> None:
@@ -97,8 +114,9 @@ def pytest_runtest_logfinish(nodeid, location) -> None:
 
     if NESTED or nodeid not in _STARTED or _CONFIG[-1].pluginmanager.hasplugin("dsession"):
         return
-    start, cpu = _STARTED.pop(nodeid)
+    start, cpu, machine = _STARTED.pop(nodeid)
     line = {"test": nodeid, "start": start, "stop": time.time(), "cpu": _cpu_seconds() - cpu}
+    line |= {"machine_start": machine, "machine_stop": machine_busy_seconds()}
     TIMELINE.mkdir(parents=True, exist_ok=True)
     worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
     with open(TIMELINE / f"{worker}.jsonl", "a", encoding="utf-8") as out:

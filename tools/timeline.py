@@ -12,8 +12,10 @@ and prints
 
 The CPU of a notebook's kernel is counted when the process that started it has waited for it (at the
 notebook's end), so only a whole file's share is meaningful, not a cell's. Chromium's is not counted
-at all (its renderers are not reaped through the worker): measured with vmstat, the browser tests
-keep about 1.2 cores busy while their files show under 20 %.
+at all (its renderers are not reaped through the worker): the browser files show under 20 % while
+their Chromiums keep the cores busy. What the whole machine did is counted apart, from Linux's
+/proc/stat at each test's start and end: how busy its cores were over the session and in each phase
+(so also what else ran on the machine meanwhile).
 """
 
 from __future__ import annotations
@@ -36,6 +38,8 @@ class Test:
     start: float
     stop: float
     cpu: float
+    machine_start: float | None = None  # the whole machine's busy CPU seconds (conftest.machine_busy_seconds)
+    machine_stop: float | None = None
 
     @property
     def file(self) -> str:
@@ -70,15 +74,30 @@ def phase(test: Test) -> str:
     if test.file.endswith("test_site.py"):
         return "site build (test_site.py)"
     if Path(test.file).name in ("test_site_content.py", "test_site_zh.py", "test_browser.py", "test_browser_zh.py",
-                                "test_pdf.py", "test_student.py", "test_colab.py", "test_editions_site.py",
+                                "test_pdf.py", "test_student.py", "test_editions_site.py",
                                 "test_claims.py"):  # fmt: skip
         return "tests that read the build"
     return "other tests"
 
 
+def machine_busy(tests: list[Test]) -> float | None:
+    """The CPU seconds the whole machine was busy from the first of ``tests``' starts to the last of
+    their ends (every process, Chromium's too), or None if the run did not record it."""
+    starts = [t.machine_start for t in tests if t.machine_start is not None]
+    stops = [t.machine_stop for t in tests if t.machine_stop is not None]
+    return max(stops) - min(starts) if starts and stops else None
+
+
 def report(tests: list[Test], top: int = 15, times: dict[str, float] | None = None) -> str:
     start, stop = min(t.start for t in tests), max(t.stop for t in tests)
     lines = [f"{len(tests)} tests, {stop - start:.0f} s from the first test's start to the last one's end"]
+    times = times or {}
+    if times.get("machine_start") is not None and times.get("machine_stop") is not None and "stop" in times:
+        busy, wall = times["machine_stop"] - times["machine_start"], times["stop"] - times["start"]
+        lines.append(
+            f"  the machine ({times.get('cores', '?')} cores): busy {busy:.0f} CPU-s in the session's {wall:.0f} s, "
+            f"{100 * busy / max(wall, 1e-9):.0f} % (every process, Chromium's too)"
+        )
     if times and "start" in times:
         lines.append(f"  before the first test (workers starting, collection): {start - times['start']:.0f} s")
     if times and "stop" in times:
@@ -99,9 +118,11 @@ def report(tests: list[Test], top: int = 15, times: dict[str, float] | None = No
         by_phase[phase(t)].append(t)
     for name, mine in sorted(by_phase.items(), key=lambda kv: min(t.start for t in kv[1])):
         first, last = min(t.start for t in mine), max(t.stop for t in mine)
+        busy = machine_busy(mine)
         lines.append(
             f"  {name}: {first - start:.0f}-{last - start:.0f} s, tests {sum(t.wall for t in mine):.0f} s, "
             f"CPU {sum(t.cpu for t in mine):.0f} s"
+            + (f"; the machine {100 * busy / max(last - first, 1e-9):.0f} % busy meanwhile" if busy is not None else "")
         )
     by_file: dict[str, list[Test]] = defaultdict(list)
     for t in tests:

@@ -1,5 +1,6 @@
 """The book's own tools (not part of `lib`): see the README, section "Tools".
 
+- `python -m tools.bytecode`          compiles the environment's modules, one process per core (the README's setup)
 - `python -m tools.retarget`          moves every chapter's Colab setup cell to another repository/ref
 - `python -m tools.editions`          writes the Colab edition of every notebook into colab/ (run it after editing a chapter)
 - `python -m tools.student_versions`  writes the student versions of every chapter into student/

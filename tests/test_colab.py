@@ -2,8 +2,8 @@
 
 A Colab runtime has torch, matplotlib, seaborn, tqdm and ipykernel, and no `lib`; Colab has imported
 `google.colab`. So this test makes a fresh virtual environment with only those packages and what
-they need, at the versions requirements.txt pins (hard-linked from the book's environment, file by
-file, as installed: `_link_distributions`), registers it as a Jupyter kernel, and runs a chapter in it, from a
+they need, as the book's environment has them installed (requirements.txt's pins; hard-linked file
+by file: `_link_distributions`), registers it as a Jupyter kernel, and runs a chapter in it, from a
 folder that holds nothing but the notebook:
 
 1. a first, added cell checks that `lib` cannot be imported, puts `google.colab` in `sys.modules`
@@ -72,49 +72,59 @@ def _requirements(distribution: metadata.Distribution, extras: set[str]) -> list
     return needed
 
 
+def _closure(names: tuple[str, ...]) -> dict[str, metadata.Distribution]:
+    """`names` and every distribution they need, as installed in this environment, by name."""
+    waiting: list[tuple[str, set[str]]] = [(name, set()) for name in names]
+    extras: dict[str, set[str]] = {}
+    found: dict[str, metadata.Distribution] = {}
+    while waiting:
+        name, wanted = waiting.pop(0)
+        key = canonicalize_name(name)
+        if key in found and wanted <= extras[key]:
+            continue
+        extras[key] = extras.get(key, set()) | wanted
+        found[key] = metadata.distribution(name)
+        waiting += [(r.name, set(r.extras)) for r in _requirements(found[key], extras[key])]
+    return found
+
+
+def _link(source: Path, target: Path, python: Path) -> None:
+    """`source` at `target`, hard-linked (a copy across file systems); a script of the venv's `bin/` is
+    copied with its first line naming the venv's `python`."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if target.parent == python.parent and source.read_bytes()[:2] == b"#!":
+        lines = source.read_text(encoding="utf-8").splitlines(keepends=True)
+        target.write_text(f"#!{python}\n" + "".join(lines[1:]), encoding="utf-8")
+        target.chmod(source.stat().st_mode)
+        return
+    try:
+        os.link(source, target)
+    except OSError:  # another file system
+        shutil.copy2(source, target)
+
+
 def _link_distributions(venv: Path, names: tuple[str, ...]) -> list[str]:
-    """Put `names` and everything they need, as installed in this environment (requirements.txt's
-    pins, the same wheels), into the fresh `venv`: each file its RECORD lists, and the `.pyc` beside
-    each module (`tools.bytecode` compiled them; Colab's packages are compiled too), hard-linked from
-    here, as uv installs (a copy where a link cannot be made). A script (`bin/pip`) is copied with its
-    first line naming the new venv's Python. 2 s for the 50 distributions, where a fresh venv and
-    a second `pip install` of the same wheels took 20 s. Returns the distributions' names, in the order they were linked."""
+    """Put `names` and everything they need into the fresh `venv` as they are installed here (the
+    same versions, from the same wheels): every file each one's RECORD lists, and the `.pyc` beside
+    each module (`tools.bytecode` compiled them, as Colab's packages are compiled), hard-linked, as
+    uv installs. 2 s for the 50 distributions, where a fresh venv and a second `pip install` of the
+    same wheels took 20 s. Returns the distributions' names."""
     site = Path(sysconfig.get_paths()["purelib"])
     target_site = venv / site.relative_to(sys.prefix)
     python = venv / "bin" / "python"
-    waiting = [(name, set()) for name in names]
-    done: dict[str, set[str]] = {}
-    while waiting:
-        name, extras = waiting.pop(0)
-        key = canonicalize_name(name)
-        if key in done and extras <= done[key]:
-            continue
-        done[key] = done.get(key, set()) | extras
-        distribution = metadata.distribution(name)
-        waiting += [(r.name, set(r.extras)) for r in _requirements(distribution, done[key])]
+    distributions = _closure(names)
+    for distribution in distributions.values():
         for file in distribution.files or []:
             source = Path(distribution.locate_file(file))
             target = Path(os.path.normpath(target_site / file))
             files = [(source, target)]
-            if source.suffix == ".py":
-                cached = Path(importlib.util.cache_from_source(str(source)))
-                if cached.is_file():
-                    files.append((cached, Path(importlib.util.cache_from_source(str(target)))))
+            cached = Path(importlib.util.cache_from_source(str(source))) if source.suffix == ".py" else None
+            if cached is not None and cached.is_file():
+                files.append((cached, Path(importlib.util.cache_from_source(str(target)))))
             for source, target in files:
-                if target.exists():
-                    continue
-                target.parent.mkdir(parents=True, exist_ok=True)
-                head = source.read_bytes()[:2] if target.parent == venv / "bin" else b""
-                if head == b"#!":  # a script: its first line names this environment's Python
-                    lines = source.read_text(encoding="utf-8").splitlines(keepends=True)
-                    target.write_text(f"#!{python}\n" + "".join(lines[1:]), encoding="utf-8")
-                    target.chmod(source.stat().st_mode)
-                    continue
-                try:
-                    os.link(source, target)
-                except OSError:  # another file system
-                    shutil.copy2(source, target)
-    return list(done)
+                if not target.exists():
+                    _link(source, target, python)
+    return list(distributions)
 
 
 def _run(cmd, **kw) -> subprocess.CompletedProcess:

@@ -42,18 +42,19 @@ def _has_class(name: str) -> str:
     return f"contains(concat(' ', normalize-space(@class), ' '), ' {name} ')"
 
 
+def _xpath(selector: str) -> str:
+    """A CSS selector of the simple kinds this file uses (``.class``, ``#id``, a tag name) as XPath,
+    relative to the element it is asked of."""
+    if selector.startswith("."):
+        return f".//*[{_has_class(selector[1:])}]"
+    if selector.startswith("#"):
+        return f".//*[@id='{selector[1:]}']"
+    return f".//{selector}"
+
+
 def _select(tree, selectors) -> list:
-    """The elements under ``tree`` that match any of ``selectors``, CSS selectors of the simple kinds this
-    file uses (``.class``, ``#id``, a tag name), in document order."""
-    paths = [
-        f".//*[{_has_class(s[1:])}]"
-        if s.startswith(".")
-        else f".//*[@id='{s[1:]}']"
-        if s.startswith("#")
-        else f".//{s}"
-        for s in selectors
-    ]
-    return tree.xpath(" | ".join(paths))
+    """The elements under ``tree`` that match any of ``selectors`` (:func:`_xpath`), in document order."""
+    return tree.xpath(" | ".join(map(_xpath, selectors)))
 
 
 def _strings(element) -> list[str]:
@@ -185,9 +186,8 @@ def _figures(page: Path) -> list[tuple[str, list[str]]]:
     each with the labels that name something (a word) and that the page's prose does not also say;
     not those the site folds away (the PDF leaves them out)."""
     article = copy.deepcopy(_page(page).xpath("//article")[0])  # the cached page stays whole
-    for folded in article.xpath(
-        f".//details[{_has_class('hide')}]"
-    ):  # the PDF prints a page as the site first shows it
+    # the PDF prints a page as the site first shows it: without what the site folds away
+    for folded in article.xpath(f".//details[{_has_class('hide')}]"):
         folded.drop_tree()
     drawings = []
     for src in article.xpath(".//img[substring(@src, string-length(@src) - 3) = '.svg']/@src"):

@@ -8,8 +8,9 @@ for about a minute of a 2-core machine's two-minute setup; here the same files a
 core at once, in half the time. What is compiled is what pip would have written: one ``.pyc`` per
 module beside it, in ``__pycache__``, checked against the source's modification time.
 
-Compiling ahead matters where Python writes no bytecode itself (``PYTHONDONTWRITEBYTECODE=1``, as on
-CI's machines): there, every process would compile each module it imports again, every time.
+Compiling ahead matters most where Python writes no bytecode itself (``PYTHONDONTWRITEBYTECODE=1``, as
+on the machine the README's times come from): there, every process would compile each module it
+imports again, every time.
 
 A module this Python cannot compile (one written for a later Python, such as torch's
 ``testing/_internal/py312_intrinsics.py``) is skipped and named, as pip skips it: nothing imports it

@@ -1,5 +1,6 @@
 """The whole book as PDF (tools/pdf.py), in both languages: built by the README's build command, linked
-from every page, the whole book in order with its solutions, its fonts embedded, no interface text."""
+from every page, the whole book in order with its solutions, its fonts embedded, no interface text,
+no code cell's box left empty at a page's foot."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import pytest
 from lxml import etree
 from lxml import html as lxml_html
 
-from conftest import HTML, SiteBuild
+from conftest import HTML, SiteBuild, skip_or_fail
 from tools.common import chapters
 
 pytestmark = pytest.mark.site
@@ -300,3 +301,45 @@ def test_the_pdfs_pages_are_numbered_on_the_editions_paper(language: str, built)
     width, height = PAPER_PT[language]
     sizes = {(round(float(p.mediabox.width)), round(float(p.mediabox.height))) for p in reader.pages}
     assert all(abs(w - width) <= 1 and abs(h - height) <= 1 for w, h in sizes), f"{language}: paper {sizes}"
+
+
+# A code cell's box as printed: myst-nb draws its left edge in green (--mystnb-source-margin-color).
+GREEN = 30  # how much greener than red and blue a pixel of that edge is, at least (0-255)
+EDGE_ROWS = 5  # a stretch of the edge is this tall at least at 30 dpi (a green keyword's letters are not)
+INK = 140  # a pixel darker than this in every channel is ink: text or a drawing
+
+
+def _empty_code_boxes(pdf: Path, folder: Path) -> list[int]:
+    """The pages of ``pdf`` (rendered at 30 dpi by poppler's ``pdftoppm``) where a code cell's box holds
+    nothing: along some stretch of its green left edge there is no ink beside it."""
+    import numpy as np
+    from PIL import Image
+
+    subprocess.run(["pdftoppm", "-r", "30", str(pdf), str(folder / "page")], check=True)
+    empty = []
+    for path in folder.glob("page-*.ppm"):
+        rgb = np.asarray(Image.open(path).convert("RGB")).astype(int)
+        green = rgb[:, :, 1] - np.maximum(rgb[:, :, 0], rgb[:, :, 2]) > GREEN
+        # the edge: green down EDGE_ROWS rows in a row (an opening by a vertical line), in the left fifth
+        tall = np.logical_and.reduce([green[k : len(green) - EDGE_ROWS + 1 + k] for k in range(EDGE_ROWS)])
+        margin = tall[:, : rgb.shape[1] // 5]
+        if not margin.any():
+            continue
+        edge = int(margin.sum(axis=0).argmax())  # the edge's column
+        rows = np.flatnonzero(tall[:, edge])
+        ink = (rgb.min(axis=2) < INK) & ~green
+        for run in np.split(rows, np.flatnonzero(np.diff(rows) > 1) + 1):  # each stretch of the edge
+            if not ink[run[0] : run[-1] + EDGE_ROWS, edge + 2 :].any():
+                empty.append(int(path.stem.rsplit("-", 1)[1]))
+                break
+    return sorted(empty)
+
+
+@pytest.mark.parametrize("language", list(PDFS))
+def test_no_page_ends_on_an_empty_code_box(language: str, built, tmp_path) -> None:
+    # A code block that the print style sheet keeps whole goes to the next page when it does not fit,
+    # and leaves its cell's empty box on this one (_static/book.css lets code run across pages).
+    if shutil.which("pdftoppm") is None:
+        skip_or_fail("poppler's pdftoppm is not installed (apt-get install poppler-utils)")
+    empty = _empty_code_boxes(PDFS[language], tmp_path)
+    assert not empty, f"{language}: {len(empty)} pages with an empty code cell's box, e.g. pages {empty[:10]}"

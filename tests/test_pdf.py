@@ -1,11 +1,12 @@
 """The whole book as PDF (tools/pdf.py), in both languages: built by the README's build command, linked
 from every page, the whole book in order with its solutions, its fonts embedded, no interface text,
-no code cell's box left empty at a page's foot."""
+no code cell's box left empty at a page's foot, every display equation numbered within its chapter."""
 
 from __future__ import annotations
 
 import copy
 import functools
+import html
 import re
 import shutil
 import subprocess
@@ -343,3 +344,69 @@ def test_no_page_ends_on_an_empty_code_box(language: str, built, tmp_path) -> No
         skip_or_fail("poppler's pdftoppm is not installed (apt-get install poppler-utils)")
     empty = _empty_code_boxes(PDFS[language], tmp_path)
     assert not empty, f"{language}: {len(empty)} pages with an empty code cell's box, e.g. pages {empty[:10]}"
+
+
+# The print style sheet's page margin at the sides (_static/book.css, @page), in pt: the text column's edge.
+SIDE_MARGIN_PT = 16 / 25.4 * 72
+WORD_BOX = re.compile(r'<word xMin="([\d.]+)" yMin="([\d.]+)" xMax="([\d.]+)" yMax="([\d.]+)">([^<]*)</word>')
+EQUATION_NUMBER = re.compile(r"^\((\d+)\)$")
+
+
+def _words_on_pages(pdf: Path) -> list[tuple[float, list[tuple[float, float, float, float, str]]]]:
+    """Each page's width and its words with their boxes (poppler's ``pdftotext -bbox``), in pt."""
+    out = subprocess.run(["pdftotext", "-bbox", "-enc", "UTF-8", str(pdf), "-"], capture_output=True, text=True,
+                         check=True).stdout  # fmt: skip
+    pages = []
+    for page in out.split("<page ")[1:]:
+        width = float(re.search(r'width="([\d.]+)"', page).group(1))
+        words = [(float(a), float(b), float(c), float(d), html.unescape(w)) for a, b, c, d, w in WORD_BOX.findall(page)]
+        pages.append((width, words))
+    return pages
+
+
+BOX_PADDING_PT = 24  # how far a solution's or a note's box sets its content in from the column's right edge
+
+
+def _equation_numbers(width: float, words: list) -> list[tuple[int, tuple]]:
+    """The equation numbers on a page, with their boxes: ``(n)`` ending at the right edge of the text
+    column, or of a box within it, where the print style sheet sets them (a figure's ``(0)`` or a
+    ``(1)`` in prose ends elsewhere)."""
+    edge = width - SIDE_MARGIN_PT
+    return [(int(found.group(1)), box) for box in words
+            if (found := EQUATION_NUMBER.match(box[4])) and edge - BOX_PADDING_PT - 1 < box[2] < edge + 1]  # fmt: skip
+
+
+def _printed_over(a: tuple, b: tuple) -> bool:
+    """Whether two words' boxes share ink: they meet across, and the middle of one lies in the other's
+    height (poppler's boxes of CJK words are taller than their glyphs, and touch the line above)."""
+    across = a[0] < b[2] and b[0] < a[2]
+    return across and (b[1] < (a[1] + a[3]) / 2 < b[3] or a[1] < (b[1] + b[3]) / 2 < a[3])
+
+
+@pytest.mark.parametrize("language", list(PDFS))
+def test_display_equations_are_numbered_per_chapter_beside_and_not_over_them(language: str, built) -> None:
+    """Every display equation of a chapter carries its number, (1), (2), … from the chapter's first page
+    (as many as the chapter's page on the site has equations), at the right edge of the text column (not
+    in the margin), and no other word is printed over it."""
+    if shutil.which("pdftotext") is None:
+        skip_or_fail("poppler's pdftotext is not installed (apt-get install poppler-utils)")
+    reader, _ = _pdf(language)
+    pages = _words_on_pages(PDFS[language])
+    entries = {_squeeze(item.title).rstrip("#¶"): reader.get_destination_page_number(item)
+               for item in reader.outline if not isinstance(item, list)}  # fmt: skip
+    starts = sorted(entries.values())
+    problems = []
+    for title, site_page in _chapter_pages(language):
+        start = entries[_squeeze(title)]
+        end = next((s for s in starts if s > start), len(pages))
+        seen = []
+        for number in range(start, end):
+            width, words = pages[number]
+            for value, box in _equation_numbers(width, words):
+                seen.append(value)
+                if over := [w[4] for w in words if w is not box and _printed_over(w, box)]:
+                    problems.append(f"page {number + 1}: {box[4]} printed over {over}")
+        equations = len(_page(site_page).xpath(f"//article//div[{_has_class('math')}]"))
+        if seen != list(range(1, equations + 1)):
+            problems.append(f"{title}: equation numbers {seen}, for its {equations} display equations")
+    assert not problems, f"{language}: " + "; ".join(problems[:8])

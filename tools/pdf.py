@@ -21,8 +21,9 @@ to its language's PDF (the download menu: ``tools/book_ext/header_buttons.py``).
 The print style sheet (``_static/book.css``, ``@media print`` and ``@page``) leaves out the interface
 (header, sidebars, buttons, the show-code and show-solution prompts, the explorers' controls: an
 explorer prints in its first state), starts every chapter on a new page, keeps figures whole, wraps
-code at the column and lets it run on across pages, numbers the display equations and the pages. English on US Letter (the course's
-own paper), Chinese on A4.
+code at the column and lets it run on across pages, numbers the display equations within each chapter
+(beside them, never over them) and the pages. English on US Letter (the course's own paper), Chinese
+on A4.
 
 The same engine as the browser tests, with no TeX to install; fonts embedded (Noto CJK for the Chinese).
 """
